@@ -1,0 +1,62 @@
+"""Maintainer command: rebuild the bundled dataset shipped in ``db/bundled/``.
+
+    python -m db.build_bundled --published tests/data/upstream/*.csv [--store RUNS.duckdb]
+
+Published CSVs go through the same importer as the CLI's ``import-results``; ``--store`` adds
+every row of a measured store file (the benchmark issue's runs). The result replaces the
+Parquet files and manifest atomically enough for a maintainer: a failed build leaves the old
+dataset in place.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import tempfile
+from pathlib import Path
+
+from db import bundled
+from db.migrations import DATA_TABLES
+from db.store import Store
+from importer.fetch import FetchOptions
+from importer.published import import_published, load_published
+
+
+def build(published: list[Path], stores: list[Path], out_dir: Path, description: str) -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        staging_db = Path(tmp) / "bundle.duckdb"
+        with Store.open(staging_db, with_bundled=False) as store:
+            files = [load_published(str(p), FetchOptions()) for p in published]
+            import_published(store, files, command_line="python -m db.build_bundled")
+            for source in stores:
+                store.con.execute(f"ATTACH '{source}' AS src (READ_ONLY)")
+                with store.transaction():
+                    for table in DATA_TABLES:
+                        store.con.execute(f"INSERT INTO main.{table} BY NAME SELECT * FROM src.{table}")
+                store.con.execute("DETACH src")
+        staging_dir = Path(tmp) / "out"
+        data = bundled.build(staging_db, staging_dir, description)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        for old in out_dir.glob("*.parquet"):
+            old.unlink()
+        for item in staging_dir.iterdir():
+            shutil.copyfile(item, out_dir / item.name)
+    return data
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m db.build_bundled", description=__doc__.splitlines()[0])
+    parser.add_argument("--published", nargs="*", type=Path, default=[], help="SPEC §5 CSVs")
+    parser.add_argument("--store", nargs="*", type=Path, default=[], help="store files with measured runs")
+    parser.add_argument("--out", type=Path, default=bundled.default_dir())
+    parser.add_argument(
+        "--description",
+        default="published speedups of the reference system (CUDA-L2 eval_results)",
+    )
+    args = parser.parse_args()
+    data = build(sorted(args.published), args.store, args.out, args.description)
+    print(f"bundled dataset written to {args.out}: {data['rows']}")
+
+
+if __name__ == "__main__":
+    main()

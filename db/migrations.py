@@ -1,0 +1,165 @@
+"""Schema of the store as an ordered list of forward migrations.
+
+A store records the highest version applied in ``schema_info``. Opening a store applies the
+missing migrations in one transaction; a store from a newer version is refused, never guessed at.
+Never edit a released migration: append a new one.
+"""
+
+from __future__ import annotations
+
+MIGRATIONS: list[tuple[int, str, list[str]]] = [
+    (
+        1,
+        "initial schema",
+        [
+            """CREATE TABLE schema_info (
+                version INTEGER NOT NULL,
+                description TEXT NOT NULL,
+                applied_at TIMESTAMP NOT NULL DEFAULT current_timestamp,
+                tool_version TEXT NOT NULL
+            )""",
+            # One row per GPU label ('h100', 'a100', '3090'...). Hardware facts are filled by
+            # measured runs; published imports know only the label.
+            """CREATE TABLE gpus (
+                gpu TEXT PRIMARY KEY,
+                name TEXT,
+                sm_count INTEGER,
+                l2_bytes BIGINT,
+                memory_bytes BIGINT
+            )""",
+            # A kernel set: one directory of the SPEC §4 layout, ours or another system's.
+            """CREATE TABLE kernel_sets (
+                set_id TEXT PRIMARY KEY,
+                name TEXT NOT NULL,
+                gpu TEXT NOT NULL,
+                accumulator TEXT NOT NULL
+                    CHECK (accumulator IN ('F32F16F16F32', 'F16F16F16F16')),
+                origin TEXT NOT NULL CHECK (origin IN ('published', 'imported', 'ours')),
+                root TEXT,
+                description TEXT,
+                created_at TIMESTAMP NOT NULL DEFAULT current_timestamp
+            )""",
+            """CREATE TABLE kernels (
+                kernel_id TEXT PRIMARY KEY,
+                set_id TEXT NOT NULL,
+                m BIGINT NOT NULL CHECK (m > 0),
+                n BIGINT NOT NULL CHECK (n > 0),
+                k BIGINT NOT NULL CHECK (k > 0),
+                path TEXT,
+                source_sha256 TEXT,
+                source TEXT,
+                pad_bm INTEGER,
+                pad_bn INTEGER,
+                pad_bk INTEGER,
+                runtime_shapes BOOLEAN NOT NULL DEFAULT false,
+                family TEXT,
+                params JSON,
+                UNIQUE (set_id, m, n, k)
+            )""",
+            # A run: one import of a published file or one benchmark, with its provenance.
+            """CREATE TABLE runs (
+                run_id TEXT PRIMARY KEY,
+                kind TEXT NOT NULL CHECK (kind IN ('published', 'bench', 'tune')),
+                set_id TEXT,
+                gpu TEXT NOT NULL,
+                mode TEXT CHECK (mode IN ('offline', 'server')),
+                status TEXT NOT NULL CHECK (status IN ('running', 'complete', 'interrupted')),
+                started_at TIMESTAMP NOT NULL DEFAULT current_timestamp,
+                finished_at TIMESTAMP,
+                tool_version TEXT NOT NULL,
+                command_line TEXT,
+                source TEXT,
+                source_sha256 TEXT,
+                gpu_name TEXT,
+                sm_count INTEGER,
+                l2_bytes BIGINT,
+                clock_start_mhz INTEGER,
+                clock_end_mhz INTEGER,
+                driver TEXT,
+                cuda TEXT,
+                cublas TEXT,
+                torch TEXT,
+                cutlass TEXT,
+                params JSON
+            )""",
+            # One statistic set per (config, implementation, metric) of a run. implementation
+            # is 'kernel' for the set's kernel or a SPEC §6 baseline name ('cuBLAS-nn', ...).
+            """CREATE TABLE measurements (
+                run_id TEXT NOT NULL,
+                m BIGINT NOT NULL CHECK (m > 0),
+                n BIGINT NOT NULL CHECK (n > 0),
+                k BIGINT NOT NULL CHECK (k > 0),
+                implementation TEXT NOT NULL,
+                metric TEXT NOT NULL
+                    CHECK (metric IN ('device_time', 'host_latency', 'reference_tflops')),
+                padded BOOLEAN NOT NULL DEFAULT false,
+                l2 TEXT NOT NULL DEFAULT 'cold' CHECK (l2 IN ('cold', 'warm')),
+                unit TEXT NOT NULL,
+                n_samples INTEGER,
+                calls_per_sample INTEGER,
+                median DOUBLE,
+                p10 DOUBLE,
+                p90 DOUBLE,
+                mean DOUBLE,
+                p99 DOUBLE,
+                min DOUBLE,
+                max DOUBLE,
+                status TEXT NOT NULL
+                    CHECK (status IN ('ok', 'incorrect', 'crashed', 'timeout', 'compile_error',
+                                      'skipped')),
+                rel_error DOUBLE,
+                error_ratio DOUBLE,
+                message TEXT,
+                PRIMARY KEY (run_id, m, n, k, implementation, metric, padded)
+            )""",
+            """CREATE TABLE samples (
+                run_id TEXT NOT NULL,
+                m BIGINT NOT NULL,
+                n BIGINT NOT NULL,
+                k BIGINT NOT NULL,
+                implementation TEXT NOT NULL,
+                metric TEXT NOT NULL,
+                padded BOOLEAN NOT NULL DEFAULT false,
+                idx INTEGER NOT NULL,
+                value DOUBLE NOT NULL,
+                PRIMARY KEY (run_id, m, n, k, implementation, metric, padded, idx)
+            )""",
+            """CREATE TABLE audit_findings (
+                run_id TEXT NOT NULL,
+                m BIGINT NOT NULL,
+                n BIGINT NOT NULL,
+                k BIGINT NOT NULL,
+                implementation TEXT NOT NULL,
+                finding TEXT NOT NULL,
+                detail TEXT,
+                PRIMARY KEY (run_id, m, n, k, implementation, finding)
+            )""",
+            # SPEC §5: the reference system's published speedups (baseline time / kernel time).
+            """CREATE TABLE published_speedups (
+                run_id TEXT NOT NULL,
+                set_id TEXT NOT NULL,
+                mode TEXT NOT NULL CHECK (mode IN ('offline', 'server')),
+                m BIGINT NOT NULL CHECK (m > 0),
+                n BIGINT NOT NULL CHECK (n > 0),
+                k BIGINT NOT NULL CHECK (k > 0),
+                baseline TEXT NOT NULL,
+                speedup DOUBLE NOT NULL CHECK (speedup > 0),
+                PRIMARY KEY (set_id, mode, m, n, k, baseline)
+            )""",
+        ],
+    ),
+]
+
+SCHEMA_VERSION = MIGRATIONS[-1][0]
+
+# Tables whose rows the bundled dataset carries, in dependency order.
+DATA_TABLES: tuple[str, ...] = (
+    "gpus",
+    "kernel_sets",
+    "kernels",
+    "runs",
+    "measurements",
+    "samples",
+    "audit_findings",
+    "published_speedups",
+)

@@ -1,0 +1,109 @@
+"""GEMM shapes: parsing and validation of M, N, K, the reference grid, and the physical floor."""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from db.errors import UsageError
+
+# cuBLAS takes int32 dimensions; anything larger cannot be a single HGEMM call.
+MAX_DIM = 2**31 - 1
+
+GRID_VALUES: tuple[int, ...] = (64, 128, 256, 512, 1024, 2048, 4096, 8192, 12288, 16384)
+GRID_MAX = GRID_VALUES[-1]
+
+_INT_RE = re.compile(r"^\+?[0-9]+$")
+_MNK_RE = re.compile(r"^([0-9]+)_([0-9]+)_([0-9]+)$")
+
+
+@dataclass(frozen=True, order=True)
+class Shape:
+    m: int
+    n: int
+    k: int
+
+    def __str__(self) -> str:
+        return f"{self.m}_{self.n}_{self.k}"
+
+    @property
+    def flops(self) -> int:
+        return 2 * self.m * self.n * self.k
+
+    @property
+    def volume(self) -> int:
+        return self.m * self.n * self.k
+
+    def covers(self, other: Shape) -> bool:
+        """True when a kernel for this shape can run ``other`` by zero-padding."""
+        return self.m >= other.m and self.n >= other.n and self.k >= other.k
+
+    def log2_distance(self, other: Shape) -> float:
+        return math.sqrt(
+            sum(math.log2(a / b) ** 2 for a, b in zip(self.astuple(), other.astuple(), strict=True))
+        )
+
+    def astuple(self) -> tuple[int, int, int]:
+        return (self.m, self.n, self.k)
+
+
+def parse_dim(text: str | int, name: str = "dimension") -> int:
+    """A GEMM dimension from user text: a positive decimal integer up to MAX_DIM, nothing else.
+
+    '1e3', '0x40', '1.0', '10**12', '' and negative numbers are refused rather than guessed at.
+    """
+    if isinstance(text, bool):
+        raise UsageError(f"{name} must be a positive integer, got {text!r}")
+    if isinstance(text, int):
+        value = text
+    else:
+        stripped = text.strip()
+        if not _INT_RE.match(stripped):
+            raise UsageError(f"{name} must be a positive integer, got {text!r}")
+        value = int(stripped)
+    if value <= 0:
+        raise UsageError(f"{name} must be a positive integer, got {text!r}")
+    if value > MAX_DIM:
+        raise UsageError(f"{name}={value} is larger than the largest GEMM dimension ({MAX_DIM})")
+    return value
+
+
+def parse_shape(m: str | int, n: str | int, k: str | int) -> Shape:
+    return Shape(parse_dim(m, "M"), parse_dim(n, "N"), parse_dim(k, "K"))
+
+
+def parse_mnk(text: str) -> Shape:
+    """'M_N_K' as used by the reference system's file names and CSVs."""
+    match = _MNK_RE.match(text.strip())
+    if not match:
+        raise UsageError(f"shape must look like M_N_K (e.g. 64_4096_64), got {text!r}")
+    return parse_shape(*match.groups())
+
+
+def grid_shapes() -> list[Shape]:
+    return [Shape(m, n, k) for m in GRID_VALUES for n in GRID_VALUES for k in GRID_VALUES]
+
+
+@dataclass(frozen=True)
+class GpuPeaks:
+    """Dense fp16 tensor-core peak and HBM bandwidth (SPEC §7, §10)."""
+
+    tflops: float
+    hbm_tbps: float
+
+
+GPU_PEAKS: dict[str, GpuPeaks] = {
+    "h100": GpuPeaks(tflops=989.0, hbm_tbps=3.35),
+    "h200": GpuPeaks(tflops=989.0, hbm_tbps=4.8),
+}
+
+
+def floor_seconds(shape: Shape, gpu: str) -> float | None:
+    """Physical lower bound on one HGEMM's time: compute or fp16 traffic, whichever is larger."""
+    peaks = GPU_PEAKS.get(gpu)
+    if peaks is None:
+        return None
+    compute = shape.flops / (peaks.tflops * 1e12)
+    traffic = 2 * (shape.m * shape.k + shape.k * shape.n + shape.m * shape.n) / (peaks.hbm_tbps * 1e12)
+    return max(compute, traffic)

@@ -1,0 +1,307 @@
+"""The DuckDB store: opening, migrations, the bundled dataset beside it, and typed queries.
+
+A store is one DuckDB file owned by the user (default in the XDG data dir). A read-only bundled
+dataset (Parquet files shipped with the package) is layered beside it through TEMP views named
+``all_<table>``: every query reads those views, so the CLI and the TUI see the user's rows and the
+bundled rows together. The user's own copy of a published (set, mode) hides the bundled one.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import polars as pl
+
+from db import bundled as bundled_dataset
+from db.errors import StoreError
+from db.migrations import DATA_TABLES, MIGRATIONS, SCHEMA_VERSION
+
+ENV_DB = "CUDA_L2_EXPLORER_DB"
+ENV_NO_BUNDLED = "CUDA_L2_EXPLORER_NO_BUNDLED"
+_INSERT_CHUNK = 500
+
+
+def tool_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("cuda-l2-explorer")
+    except PackageNotFoundError:  # running from a source tree that was not installed
+        return "0+unknown"
+
+
+def default_store_path() -> Path:
+    """``$CUDA_L2_EXPLORER_DB`` or ``<XDG data dir>/cuda-l2-explorer/store.duckdb``."""
+    env = os.environ.get(ENV_DB)
+    if env:
+        return Path(env).expanduser()
+    from platformdirs import user_data_path
+
+    return user_data_path("cuda-l2-explorer", appauthor=False) / "store.duckdb"
+
+
+def new_id() -> str:
+    return uuid.uuid4().hex
+
+
+def _explain_open_error(path: Path, exc: Exception) -> StoreError:
+    text = str(exc)
+    if "not a valid DuckDB database" in text or "Corrupt" in text or "checksum" in text.lower():
+        return StoreError(f"store {path} is not a DuckDB database or is corrupt; move it aside")
+    if "lock" in text.lower():
+        holder = re.search(r"PID (\d+)", text)
+        who = f" (process {holder.group(1)})" if holder else ""
+        return StoreError(f"store {path} is in use by another process{who}; try again when it ends")
+    if "Permission denied" in text or "Read-only file system" in text:
+        return StoreError(f"store {path} is read-only; pass a writable --db")
+    if "newer" in text.lower() or "version" in text.lower():
+        return StoreError(f"store {path} was written by a newer DuckDB ({text.splitlines()[0]})")
+    return StoreError(f"cannot open store {path}: {text.splitlines()[0] if text else exc!r}")
+
+
+def _is_read_only_file(path: Path) -> bool:
+    """A store the user made read-only (no write bit), honoured even for root."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return False
+    return not (mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)) or not os.access(path, os.W_OK)
+
+
+class Store:
+    """One connection to the user's store (or an in-memory one) with the bundled data beside it."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, path: Path | None, read_only: bool) -> None:
+        self.con = con
+        self.path = path
+        self.read_only = read_only
+        self.bundled_dir: Path | None = None
+
+    # ----------------------------------------------------------------- opening
+    @classmethod
+    def open(
+        cls,
+        path: Path | str | None = None,
+        *,
+        read_only: bool = False,
+        with_bundled: bool | None = None,
+        bundled_dir: Path | None = None,
+    ) -> Store:
+        """Open (creating and migrating when writable) the store at ``path``.
+
+        ``read_only`` opens never create a file: a store that does not exist yet is replaced by an
+        empty in-memory one, so browsing the bundled dataset needs no writable disk.
+        """
+        target = Path(path).expanduser() if path is not None else default_store_path()
+        if with_bundled is None:
+            with_bundled = not os.environ.get(ENV_NO_BUNDLED)
+        if target.is_dir():
+            raise StoreError(f"store path {target} is a directory; pass a file path to --db")
+        if read_only and not target.exists():
+            store = cls(duckdb.connect(":memory:"), None, read_only=False)
+            store._migrate()
+            store.read_only = True
+        else:
+            if not read_only:
+                if _is_read_only_file(target):
+                    raise StoreError(f"store {target} is read-only; pass a writable --db")
+                try:
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                except OSError as exc:
+                    raise StoreError(
+                        f"cannot create the store's folder {target.parent}: {exc.strerror}"
+                    ) from exc
+            store = cls(cls._connect(target, read_only), target, read_only)
+            store._check_version_and_migrate()
+        if with_bundled:
+            store._attach_bundled(bundled_dir or bundled_dataset.default_dir())
+        else:
+            store._create_views(bundled_tables={})
+        return store
+
+    @staticmethod
+    def _connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
+        try:
+            return duckdb.connect(str(path), read_only=read_only)
+        except (duckdb.Error, OSError) as exc:
+            raise _explain_open_error(path, exc) from exc
+
+    def _stored_version(self) -> int | None:
+        try:
+            has_table = self.con.execute(
+                "SELECT count(*) FROM information_schema.tables "
+                "WHERE table_name = 'schema_info' AND table_schema = 'main' "
+                "AND table_catalog = current_database()"
+            ).fetchone()
+        except duckdb.Error as exc:
+            raise _explain_open_error(self.path or Path(":memory:"), exc) from exc
+        if not has_table or has_table[0] == 0:
+            return None
+        row = self.con.execute("SELECT max(version) FROM schema_info").fetchone()
+        return int(row[0]) if row and row[0] is not None else None
+
+    def _check_version_and_migrate(self) -> None:
+        version = self._stored_version()
+        if version is None and self._has_foreign_tables():
+            raise StoreError(f"{self.path} is a DuckDB file but not a cuda-l2-explorer store")
+        if version is not None and version > SCHEMA_VERSION:
+            raise StoreError(
+                f"store {self.path} has schema v{version}, newer than this cuda-l2-explorer "
+                f"(v{SCHEMA_VERSION}); upgrade cuda-l2-explorer to use it"
+            )
+        if version == SCHEMA_VERSION:
+            return
+        if self.read_only:
+            # Migrate through a short writable connection, then reopen read-only.
+            assert self.path is not None
+            self.con.close()
+            writer = Store(self._connect(self.path, False), self.path, False)
+            writer._migrate()
+            writer.con.close()
+            self.con = self._connect(self.path, True)
+            return
+        self._migrate()
+
+    def _has_foreign_tables(self) -> bool:
+        row = self.con.execute(
+            "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'main' "
+            "AND table_catalog = current_database()"
+        ).fetchone()
+        return bool(row and row[0])
+
+    def _migrate(self) -> None:
+        current = self._stored_version() or 0
+        pending = [m for m in MIGRATIONS if m[0] > current]
+        if not pending:
+            return
+        with self.transaction():
+            for version, description, statements in pending:
+                for statement in statements:
+                    self.con.execute(statement)
+                self.con.execute(
+                    "INSERT INTO schema_info (version, description, tool_version) VALUES (?, ?, ?)",
+                    [version, description, tool_version()],
+                )
+
+    # ------------------------------------------------------- bundled dataset
+    def _attach_bundled(self, directory: Path) -> None:
+        tables = bundled_dataset.table_files(directory)
+        self.bundled_dir = directory if tables else None
+        self._create_views(bundled_tables=tables)
+
+    def _columns(self, table: str) -> list[str]:
+        rows = self.con.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = ? "
+            "AND table_schema = 'main' AND table_catalog = current_database() "
+            "ORDER BY ordinal_position",
+            [table],
+        ).fetchall()
+        return [r[0] for r in rows]
+
+    def _create_views(self, bundled_tables: dict[str, Path]) -> None:
+        """``all_<table>`` views: the user's rows plus the visible bundled rows."""
+        for table in DATA_TABLES:
+            columns = self._columns(table)
+            own = f"SELECT {', '.join(columns)} FROM main.{table}"
+            parquet = bundled_tables.get(table)
+            if parquet is None:
+                self.con.execute(f"CREATE OR REPLACE TEMP VIEW bundled_{table} AS {own} LIMIT 0")
+            else:
+                present = set(
+                    r[0]
+                    for r in self.con.execute("SELECT name FROM parquet_schema(?)", [str(parquet)]).fetchall()
+                )
+                # Columns added by later migrations read as NULL from an older bundle.
+                select = ", ".join(
+                    c if c in present else f"NULL::{self._column_type(table, c)} AS {c}" for c in columns
+                )
+                path_literal = "'" + str(parquet).replace("'", "''") + "'"
+                self.con.execute(
+                    f"CREATE OR REPLACE TEMP VIEW bundled_{table} AS "
+                    f"SELECT {select} FROM read_parquet({path_literal})"
+                )
+        shadowed_published = (
+            "EXISTS (SELECT 1 FROM main.published_speedups p WHERE p.set_id = b.set_id AND p.mode = b.mode)"
+        )
+        shadow = {
+            "gpus": "gpu NOT IN (SELECT gpu FROM main.gpus)",
+            "kernel_sets": "set_id NOT IN (SELECT set_id FROM main.kernel_sets)",
+            "kernels": "kernel_id NOT IN (SELECT kernel_id FROM main.kernels)",
+            "runs": f"NOT (b.kind = 'published' AND {shadowed_published})",
+            "published_speedups": f"NOT {shadowed_published}",
+        }
+        for table in DATA_TABLES:
+            columns = ", ".join(self._columns(table))
+            where = shadow.get(table, "true")
+            self.con.execute(
+                f"CREATE OR REPLACE TEMP VIEW all_{table} AS "
+                f"SELECT {columns}, false AS bundled FROM main.{table} "
+                f"UNION ALL SELECT {columns}, true AS bundled FROM bundled_{table} AS b WHERE {where}"
+            )
+        from db import views
+
+        for statement in views.DERIVED_VIEWS:
+            self.con.execute(statement)
+
+    def _column_type(self, table: str, column: str) -> str:
+        row = self.con.execute(
+            "SELECT data_type FROM information_schema.columns WHERE table_name = ? "
+            "AND column_name = ? AND table_schema = 'main' AND table_catalog = current_database()",
+            [table, column],
+        ).fetchone()
+        return row[0] if row else "VARCHAR"
+
+    # ---------------------------------------------------------------- access
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        if self.read_only:
+            raise StoreError("store is open read-only")
+        self.con.execute("BEGIN TRANSACTION")
+        try:
+            yield
+        except BaseException:
+            self.con.execute("ROLLBACK")
+            raise
+        else:
+            self.con.execute("COMMIT")
+
+    def query(self, sql: str, params: Sequence[Any] | dict[str, Any] | None = None) -> pl.DataFrame:
+        """Run a query and return a Polars frame (built without pyarrow)."""
+        cursor = self.con.execute(sql, params or [])
+        names = [d[0] for d in cursor.description or []]
+        rows = cursor.fetchall()
+        if not rows:
+            return pl.DataFrame({name: [] for name in names})
+        return pl.DataFrame(rows, schema=names, orient="row", infer_schema_length=None)
+
+    def scalar(self, sql: str, params: Sequence[Any] | None = None) -> Any:
+        row = self.con.execute(sql, params or []).fetchone()
+        return row[0] if row else None
+
+    def insert_rows(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+        """Insert many rows quickly: multi-row VALUES statements, parameters bound."""
+        placeholder = "(" + ", ".join("?" for _ in columns) + ")"
+        head = f"INSERT INTO main.{table} ({', '.join(columns)}) VALUES "
+        for start in range(0, len(rows), _INSERT_CHUNK):
+            chunk = rows[start : start + _INSERT_CHUNK]
+            self.con.execute(head + ", ".join([placeholder] * len(chunk)), [v for r in chunk for v in r])
+
+    def schema_version(self) -> int | None:
+        return self._stored_version()
+
+    def close(self) -> None:
+        self.con.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,102 @@
+"""Derived TEMP views over the ``all_<table>`` views: speedups in one long table.
+
+``speedups`` has one row per (set, GPU, mode, config, baseline) from either source:
+published CSVs (SPEC §5) or measured runs (SPEC §7, device time, unpadded, status ok). Besides
+the SPEC §6 baselines it carries the derived ``<family>-max`` (the faster layout) and
+``best-baseline`` (the fastest of all seven). ``outcome`` says win / loss / same: for measured
+rows a win needs the kernel's p90 below the baseline's p10 (outside the run-to-run spread); the
+published files carry no spread, so there any ratio above 1.000 counts as a win.
+"""
+
+from __future__ import annotations
+
+BASELINES: tuple[str, ...] = (
+    "torch.matmul",
+    "cuBLAS-tn",
+    "cuBLAS-nn",
+    "cuBLASLt-heuristic-tn",
+    "cuBLASLt-heuristic-nn",
+    "cuBLASLt-auto-tuning-tn",
+    "cuBLASLt-auto-tuning-nn",
+)
+FAMILY_MAX: tuple[str, ...] = ("cuBLAS-max", "cuBLASLt-heuristic-max", "cuBLASLt-auto-tuning-max")
+BEST = "best-baseline"
+# Column order of the SPEC §5 CSVs (after 'mnk').
+PUBLISHED_COLUMNS: tuple[str, ...] = (
+    "torch.matmul",
+    "cuBLAS-tn",
+    "cuBLAS-nn",
+    "cuBLAS-max",
+    "cuBLASLt-heuristic-tn",
+    "cuBLASLt-heuristic-nn",
+    "cuBLASLt-heuristic-max",
+    "cuBLASLt-auto-tuning-tn",
+    "cuBLASLt-auto-tuning-nn",
+    "cuBLASLt-auto-tuning-max",
+)
+# Order in which reports list baselines: the headline ones first.
+REPORT_ORDER: tuple[str, ...] = (
+    BEST,
+    "torch.matmul",
+    "cuBLAS-max",
+    "cuBLASLt-heuristic-max",
+    "cuBLASLt-auto-tuning-max",
+    "cuBLAS-nn",
+    "cuBLAS-tn",
+    "cuBLASLt-heuristic-nn",
+    "cuBLASLt-heuristic-tn",
+    "cuBLASLt-auto-tuning-nn",
+    "cuBLASLt-auto-tuning-tn",
+)
+
+_OUTCOME_PUBLISHED = "CASE WHEN speedup > 1 THEN 'win' WHEN speedup < 1 THEN 'loss' ELSE 'same' END"
+
+DERIVED_VIEWS: list[str] = [
+    f"""CREATE OR REPLACE TEMP VIEW published_long AS
+        SELECT p.set_id, s.gpu, p.mode, p.m, p.n, p.k, p.baseline, p.speedup, p.run_id
+        FROM all_published_speedups p JOIN all_kernel_sets s USING (set_id)
+        UNION ALL
+        SELECT p.set_id, s.gpu, p.mode, p.m, p.n, p.k, '{BEST}', min(p.speedup), any_value(p.run_id)
+        FROM all_published_speedups p JOIN all_kernel_sets s USING (set_id)
+        WHERE p.baseline NOT LIKE '%-max'
+        GROUP BY p.set_id, s.gpu, p.mode, p.m, p.n, p.k""",
+    """CREATE OR REPLACE TEMP VIEW measured_times AS
+        SELECT r.set_id, r.gpu, r.mode, r.run_id, x.m, x.n, x.k, x.implementation, x.padded,
+               x.median, x.p10, x.p90
+        FROM all_measurements x JOIN all_runs r USING (run_id)
+        WHERE x.metric = 'device_time' AND x.status = 'ok' AND r.kind IN ('bench', 'tune')""",
+    f"""CREATE OR REPLACE TEMP VIEW measured_baselines AS
+        SELECT set_id, gpu, mode, run_id, m, n, k, implementation AS baseline, median, p10, p90
+        FROM measured_times WHERE implementation <> 'kernel' AND NOT padded
+        UNION ALL
+        SELECT set_id, gpu, mode, run_id, m, n, k,
+               regexp_replace(implementation, '-(nn|tn)$', '-max') AS baseline,
+               min(median), arg_min(p10, median), arg_min(p90, median)
+        FROM measured_times
+        WHERE implementation <> 'kernel' AND NOT padded
+          AND regexp_matches(implementation, '-(nn|tn)$')
+        GROUP BY ALL
+        UNION ALL
+        SELECT set_id, gpu, mode, run_id, m, n, k, '{BEST}',
+               min(median), arg_min(p10, median), arg_min(p90, median)
+        FROM measured_times WHERE implementation <> 'kernel' AND NOT padded
+        GROUP BY set_id, gpu, mode, run_id, m, n, k""",
+    """CREATE OR REPLACE TEMP VIEW measured_long AS
+        SELECT b.set_id, b.gpu, b.mode, b.m, b.n, b.k, b.baseline,
+               b.median / t.median AS speedup,
+               CASE WHEN t.p90 < b.p10 THEN 'win' WHEN t.p10 > b.p90 THEN 'loss' ELSE 'same' END
+                   AS outcome,
+               b.run_id, t.median AS kernel_s, b.median AS baseline_s
+        FROM measured_baselines b JOIN measured_times t
+          ON t.run_id = b.run_id AND t.m = b.m AND t.n = b.n AND t.k = b.k
+         AND t.implementation = 'kernel' AND NOT t.padded""",
+    f"""CREATE OR REPLACE TEMP VIEW speedups AS
+        SELECT x.set_id, s.name AS set_name, s.accumulator, x.gpu, x.mode, x.m, x.n, x.k,
+               x.baseline, x.speedup, {_OUTCOME_PUBLISHED} AS outcome, 'published' AS source,
+               x.run_id, NULL::DOUBLE AS kernel_s, NULL::DOUBLE AS baseline_s
+        FROM published_long x JOIN all_kernel_sets s USING (set_id)
+        UNION ALL
+        SELECT x.set_id, s.name, s.accumulator, x.gpu, x.mode, x.m, x.n, x.k, x.baseline,
+               x.speedup, x.outcome, 'measured', x.run_id, x.kernel_s, x.baseline_s
+        FROM measured_long x JOIN all_kernel_sets s USING (set_id)""",
+]

@@ -1,0 +1,1 @@
+"""cuda-l2-explorer: the CLI (and, later, the Textual app) over the engine in ``db``/``importer``."""

@@ -1,0 +1,396 @@
+"""The scriptable CLI, ``cuda-l2-explorer``. Every command calls the engine in ``db``/``importer``.
+
+Conventions: data on stdout (text, ``--json`` or ``--csv``), messages on stderr, one line per
+error, and these exit codes:
+
+  0 success              4 not found (unknown GPU / set, no data)
+  1 internal error       5 I/O or network failure
+  2 usage error          6 store unusable (corrupt, locked, read-only, newer schema)
+  3 bad input data       7 no GPU          130 interrupted
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from db.errors import EXIT_INTERRUPTED, ExplorerError, UsageError
+
+PROG = "cuda-l2-explorer"
+EXIT_CODES_HELP = """exit codes:
+  0 ok, 1 internal error, 2 usage error, 3 bad input data, 4 not found,
+  5 I/O or network failure, 6 store unusable, 7 no GPU, 130 interrupted"""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports usage errors as one line (raised, so main() picks the exit code)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(f"{self.prog}: {message} (see --help)")
+
+
+def _version() -> str:
+    from db.store import tool_version
+
+    return tool_version()
+
+
+def _add_store_options(parser: argparse.ArgumentParser, top: bool) -> None:
+    default = None if top else argparse.SUPPRESS
+    parser.add_argument(
+        "--db",
+        metavar="PATH",
+        default=default,
+        help="store file (default: $CUDA_L2_EXPLORER_DB or the user data dir)",
+    )
+    parser.add_argument(
+        "--no-bundled",
+        action="store_true",
+        default=False if top else argparse.SUPPRESS,
+        help="leave the bundled read-only dataset out",
+    )
+    parser.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        default=False if top else argparse.SUPPRESS,
+        help="no messages on stderr except errors",
+    )
+
+
+def _add_format(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--json", dest="fmt", action="store_const", const="json", help="print JSON")
+    group.add_argument("--csv", dest="fmt", action="store_const", const="csv", help="print CSV")
+    parser.set_defaults(fmt="text")
+
+
+def _add_filters(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--gpu", help="GPU label, e.g. h100, a100")
+    parser.add_argument("--set", dest="set_", metavar="SET", help="kernel set name or id")
+    parser.add_argument("--mode", help="offline or server")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog=PROG,
+        description="Find, measure and export the fastest HGEMM kernel for your (M, N, K).",
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"{PROG} {_version()}")
+    _add_store_options(parser, top=True)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    def command(name: str, help_text: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(
+            name,
+            help=help_text,
+            description=help_text,
+            epilog=EXIT_CODES_HELP,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        _add_store_options(p, top=False)
+        return p
+
+    p = command("info", "show the store, its schema version and the bundled dataset")
+    _add_format(p)
+
+    p = command("sets", "list kernel sets with their GPUs, modes and configs")
+    _add_format(p)
+
+    p = command("import-results", "import published speedup CSVs (SPEC §5) from files or URLs")
+    p.add_argument("sources", nargs="*", metavar="PATH_OR_URL")
+    p.add_argument(
+        "--upstream", action="store_true", help="import every file the reference repository publishes"
+    )
+    p.add_argument("--upstream-base", metavar="URL", default=None, help="base URL of the published files")
+    p.add_argument("--gpu", help="GPU label (default: from the file name)")
+    p.add_argument(
+        "--accumulator", choices=("F32F16F16F32", "F16F16F16F16"), help="default: from the file name"
+    )
+    p.add_argument("--mode", choices=("offline", "server"), help="default: from the file name")
+    p.add_argument("--set-name", default=None, help="kernel set name (default: cuda-l2)")
+    p.add_argument(
+        "--timeout", type=float, default=30.0, metavar="S", help="network timeout per attempt (default 30)"
+    )
+    p.add_argument(
+        "--retries", type=int, default=3, metavar="N", help="retries on transient network faults (default 3)"
+    )
+    p.add_argument(
+        "--max-bytes",
+        type=int,
+        default=64 * 1024 * 1024,
+        metavar="N",
+        help="size limit per input (default 64 MiB)",
+    )
+    _add_format(p)
+
+    p = command("stats", "aggregate speedups per set, mode and baseline (geomean first)")
+    _add_filters(p)
+    p.add_argument("--baseline", action="append", metavar="NAME", help="only this baseline (repeatable)")
+    _add_format(p)
+
+    p = command("lookup", "rank the kernels that can serve an (M, N, K), with their evidence")
+    p.add_argument("m", metavar="M")
+    p.add_argument("n", metavar="N")
+    p.add_argument("k", metavar="K")
+    _add_filters(p)
+    p.add_argument("--limit", type=int, default=10, help="candidates to show (default 10)")
+    _add_format(p)
+    return parser
+
+
+def _open_store(args: argparse.Namespace, write: bool):
+    from db.store import Store
+
+    return Store.open(
+        Path(args.db) if args.db else None,
+        read_only=not write,
+        with_bundled=not args.no_bundled if args.no_bundled else None,
+    )
+
+
+def _say(args: argparse.Namespace, text: str) -> None:
+    if not args.quiet:
+        from explorer.output import message
+
+        message(text)
+
+
+# --------------------------------------------------------------------------- commands
+def cmd_info(args: argparse.Namespace) -> int:
+    from db import bundled
+    from db.migrations import SCHEMA_VERSION
+    from db.store import default_store_path
+    from explorer.output import emit
+
+    path = Path(args.db).expanduser() if args.db else default_store_path()
+    with _open_store(args, write=False) as store:
+        info = {
+            "version": _version(),
+            "store": str(path),
+            "store_exists": path.exists(),
+            "schema_version": SCHEMA_VERSION,
+            "store_schema_version": store.schema_version() if path.exists() else None,
+            "bundled_dataset": str(store.bundled_dir) if store.bundled_dir else None,
+            "bundled_manifest": bundled.manifest(store.bundled_dir) if store.bundled_dir else None,
+            "kernel_sets": store.scalar("SELECT count(*) FROM all_kernel_sets"),
+        }
+    if args.fmt == "json":
+        emit(info, "json")
+    else:
+        rows = [
+            {"key": k, "value": "" if v is None else str(v)}
+            for k, v in info.items()
+            if k != "bundled_manifest"
+        ]
+        emit(rows, args.fmt)
+    return 0
+
+
+def cmd_sets(args: argparse.Namespace) -> int:
+    from db.queries import kernel_sets
+    from explorer.output import emit
+
+    with _open_store(args, write=False) as store:
+        frame = kernel_sets(store)
+    if frame.height == 0:
+        _say(args, "no kernel sets yet: import some with `cuda-l2-explorer import-results --upstream`")
+    emit(frame, args.fmt)
+    return 0
+
+
+def cmd_import_results(args: argparse.Namespace) -> int:
+    from explorer.output import emit
+    from explorer.progress import ProgressBar
+    from importer.fetch import FetchOptions
+    from importer.published import (
+        UPSTREAM_BASE,
+        UPSTREAM_FILES,
+        import_published,
+        load_published,
+        source_name,
+    )
+
+    sources = list(args.sources)
+    if args.upstream:
+        base = (args.upstream_base or UPSTREAM_BASE).rstrip("/")
+        sources += [f"{base}/{name}" for name in UPSTREAM_FILES]
+    elif args.upstream_base:
+        raise UsageError("--upstream-base needs --upstream")
+    if not sources:
+        raise UsageError("import-results: give PATH_OR_URL arguments or --upstream")
+    if args.timeout <= 0 or args.retries < 0 or args.max_bytes <= 0:
+        raise UsageError("--timeout and --max-bytes must be positive and --retries not negative")
+    options = FetchOptions(timeout_s=args.timeout, retries=args.retries, max_bytes=args.max_bytes)
+    loaded = []
+    for origin in sources:
+        bar = ProgressBar(
+            f"downloading {source_name(origin)}", enabled=None if not args.quiet else False, min_total=1 << 20
+        )
+        try:
+            loaded.append(
+                load_published(
+                    origin,
+                    options,
+                    gpu=args.gpu,
+                    accumulator=args.accumulator,
+                    mode=args.mode,
+                    set_name=args.set_name,
+                    progress=bar.bytes,
+                )
+            )
+        finally:
+            bar.close()
+        for warning in loaded[-1].warnings:
+            _say(args, f"warning: {warning}")
+    command_line = shlex.join([PROG, *args.argv])
+    with _open_store(args, write=True) as store:
+        results = import_published(store, loaded, command_line)
+    for r in results:
+        _say(args, f"{r.action}: {r.set_id} {r.mode}, {r.configs} configs from {r.origin}")
+    emit(
+        [
+            {
+                "origin": r.origin,
+                "set_id": r.set_id,
+                "gpu": r.gpu,
+                "accumulator": r.accumulator,
+                "mode": r.mode,
+                "configs": r.configs,
+                "action": r.action,
+                "run_id": r.run_id,
+            }
+            for r in results
+        ],
+        args.fmt,
+    )
+    return 0
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    from db.queries import resolve_filters, stats
+    from explorer.output import emit
+
+    with _open_store(args, write=False) as store:
+        filters = resolve_filters(store, args.gpu, args.set_, args.mode)
+        frame = stats(store, filters, tuple(args.baseline) if args.baseline else None)
+    emit(frame, args.fmt)
+    return 0
+
+
+def cmd_lookup(args: argparse.Namespace) -> int:
+    import polars as pl
+
+    from db.lookup import lookup
+    from db.queries import resolve_filters
+    from db.shapes import parse_shape
+    from explorer.output import emit
+
+    query = parse_shape(args.m, args.n, args.k)
+    if args.limit <= 0:
+        raise UsageError("--limit must be a positive integer")
+    with _open_store(args, write=False) as store:
+        filters = resolve_filters(store, args.gpu, args.set_, args.mode)
+        result = lookup(store, query, filters, args.limit)
+    if args.fmt == "json":
+        emit(result.to_json(), "json")
+        return 0
+    _say(args, result.message)
+    rows = []
+    for r in result.candidates:
+        rec = r.record()
+        ev = rec.pop("evidence")
+        rows.append(
+            {
+                "rank": rec["rank"],
+                "tier": rec["tier"],
+                "set_id": rec["set_id"],
+                "gpu": rec["gpu"],
+                "mode": rec["mode"],
+                "config": ev["config"],
+                "runs_at": rec["runs_at"],
+                "volume_x": rec["padded_volume_ratio"],
+                "predicted": rec["predicted_speedup"],
+                "kernel_us": rec["kernel_us"],
+                "source": ev["source"],
+                "basis": rec["predicted_basis"],
+            }
+        )
+    emit(pl.DataFrame(rows) if rows else pl.DataFrame({"rank": []}), args.fmt)
+    return 0
+
+
+def cmd_overview(args: argparse.Namespace) -> int:
+    """No command: a short overview of what the store holds (the Textual app replaces this)."""
+    from db.queries import kernel_sets, resolve_filters, stats
+    from explorer.output import emit, message
+
+    with _open_store(args, write=False) as store:
+        sets = kernel_sets(store)
+        if sets.height == 0:
+            message(
+                "the store is empty: import published results with "
+                "`cuda-l2-explorer import-results --upstream` or a CSV path"
+            )
+            return 0
+        frame = stats(
+            store,
+            resolve_filters(store),
+            (
+                "best-baseline",
+                "torch.matmul",
+                "cuBLAS-max",
+                "cuBLASLt-heuristic-max",
+                "cuBLASLt-auto-tuning-max",
+            ),
+        )
+    _say(args, f"{sets.height} kernel set(s); speedup of each set over the headline baselines:")
+    emit(frame.drop("accumulator"), "text")
+    _say(args, "more: cuda-l2-explorer --help, `stats`, `lookup M N K`")
+    return 0
+
+
+COMMANDS = {
+    "info": cmd_info,
+    "sets": cmd_sets,
+    "import-results": cmd_import_results,
+    "stats": cmd_stats,
+    "lookup": cmd_lookup,
+    None: cmd_overview,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        args = parser.parse_args(argv)
+        args.argv = argv
+        return COMMANDS[args.command](args)
+    except ExplorerError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # stdout closed early (e.g. piped into `head`): not an error worth a traceback.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+    except Exception as exc:
+        if os.environ.get("CUDA_L2_EXPLORER_DEBUG"):
+            raise
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        print(
+            f"{PROG}: internal error: {type(exc).__name__}: {first} "
+            "(set CUDA_L2_EXPLORER_DEBUG=1 for the traceback)",
+            file=sys.stderr,
+        )
+        return 1

@@ -1,0 +1,1 @@
+"""Import pipelines: published speedup CSVs now; GPU benchmark runs and kernel sets next."""

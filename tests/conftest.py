@@ -1,0 +1,97 @@
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+import subprocess
+import sys
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+DATA = Path(__file__).parent / "data"
+FIXTURES = DATA / "fixtures"
+UPSTREAM = DATA / "upstream"
+OFFLINE = FIXTURES / "cuda_l2_h100_F32F16F16F32_speedup_offline.csv"
+SERVER = FIXTURES / "cuda_l2_h100_F32F16F16F32_speedup_server.csv"
+
+
+@dataclass
+class CliResult:
+    code: int
+    out: str
+    err: str
+
+    def json(self):
+        return json.loads(self.out)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(monkeypatch, tmp_path):
+    """No test touches the user's real store; the bundled dataset is off unless a test asks."""
+    monkeypatch.setenv("CUDA_L2_EXPLORER_DB", str(tmp_path / "default-store.duckdb"))
+    monkeypatch.setenv("CUDA_L2_EXPLORER_NO_BUNDLED", "1")
+    monkeypatch.delenv("CUDA_L2_EXPLORER_DEBUG", raising=False)
+
+
+@pytest.fixture
+def cli(capsys):
+    """Run the CLI in-process: ``cli('stats', '--json')`` -> CliResult."""
+    from explorer.cli import main
+
+    def run(*args: str) -> CliResult:
+        code = main([str(a) for a in args])
+        captured = capsys.readouterr()
+        return CliResult(code, captured.out, captured.err)
+
+    return run
+
+
+@pytest.fixture
+def db_path(tmp_path) -> Path:
+    return tmp_path / "store.duckdb"
+
+
+@pytest.fixture
+def loaded_db(cli, db_path) -> Path:
+    """A store with the hand-made h100 fixture imported in both modes."""
+    result = cli("--db", db_path, "import-results", OFFLINE, SERVER, "-q")
+    assert result.code == 0, result.err
+    return db_path
+
+
+def read_fixture(path: Path) -> dict[tuple[int, int, int], dict[str, float]]:
+    """An independent reader of §5 CSVs (csv module only) to check the importer against."""
+    with path.open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    out = {}
+    for row in rows:
+        m, n, k = (int(x) for x in row.pop("mnk").split("_"))
+        out[(m, n, k)] = {key: float(v) for key, v in row.items()}
+    return out
+
+
+def copy_as(src: Path, directory: Path, name: str) -> Path:
+    target = directory / name
+    shutil.copyfile(src, target)
+    return target
+
+
+@contextmanager
+def store_locked_by_another_process(path: Path):
+    """Hold a writable DuckDB connection to ``path`` in a child process while the block runs."""
+    code = (
+        f"import duckdb, sys; c = duckdb.connect({str(path)!r}); "
+        "print('locked', flush=True); sys.stdin.read()"
+    )
+    holder = subprocess.Popen(
+        [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        yield
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=30)

@@ -1,0 +1,190 @@
+"""CLI conventions: help, version, exit codes, one-line errors, JSON shapes, NO_COLOR."""
+
+import hashlib
+import os
+import subprocess
+import sys
+
+import duckdb
+import pytest
+
+from explorer.cli import COMMANDS, build_parser
+
+SUBCOMMANDS = [c for c in COMMANDS if c]
+
+
+def digest(path):
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.mark.parametrize("command", [None, *SUBCOMMANDS])
+def test_help_everywhere(cli, command):
+    args = [command, "--help"] if command else ["--help"]
+    with pytest.raises(SystemExit) as exit_info:
+        cli(*args)
+    assert exit_info.value.code == 0
+
+
+def test_help_text_lists_exit_codes(capsys):
+    build_parser().print_help()
+    assert "exit codes" in capsys.readouterr().out
+
+
+def test_version(cli, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        cli("--version")
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out.startswith("cuda-l2-explorer ")
+
+
+@pytest.mark.parametrize("bad", ["0", "-1", "1e3", "abc", str(10**12), "10**12", "1.5", ""])
+def test_bad_dimensions_exit_2_with_one_line(cli, loaded_db, bad):
+    before = digest(loaded_db)
+    for position in range(3):
+        dims = ["64", "64", "64"]
+        dims[position] = bad
+        result = cli("--db", loaded_db, "lookup", "--", *dims)
+        assert result.code == 2, (dims, result.err)
+        assert result.out == ""
+        assert len(result.err.strip().splitlines()) == 1
+        assert "MNK"[position] in result.err or "positive" in result.err
+    assert digest(loaded_db) == before
+
+
+def test_unknown_command_and_option_are_usage_errors(cli):
+    for args in (["frobnicate"], ["stats", "--nope"], ["lookup", "1", "2"]):
+        result = cli(*args)
+        assert result.code == 2 and len(result.err.strip().splitlines()) == 1
+
+
+def test_lookup_json_shape(cli, loaded_db):
+    data = cli("--db", loaded_db, "lookup", "1000", "1000", "1000", "--json").json()
+    assert set(data) == {"query", "covered", "message", "candidates"}
+    first = data["candidates"][0]
+    assert {
+        "rank",
+        "tier",
+        "set_id",
+        "gpu",
+        "mode",
+        "m",
+        "n",
+        "k",
+        "runs_at",
+        "predicted_speedup",
+        "predicted_basis",
+        "evidence",
+    } <= set(first)
+    assert {"source", "config", "run_id", "from", "date"} <= set(first["evidence"])
+
+
+def test_lookup_text_keeps_messages_off_stdout(cli, loaded_db):
+    result = cli("--db", loaded_db, "lookup", "20000", "64", "64")
+    assert result.code == 0
+    assert "nothing covers" in result.err and "nothing covers" not in result.out
+    assert result.out.splitlines()[0].split()[:2] == ["rank", "tier"]
+
+
+def test_sets_and_info(cli, loaded_db):
+    sets = cli("--db", loaded_db, "sets", "--json").json()
+    assert sets == [
+        {
+            "set_id": "cuda-l2/h100_F32F16F16F32",
+            "name": "cuda-l2",
+            "gpu": "h100",
+            "accumulator": "F32F16F16F32",
+            "origin": "published",
+            "modes": "offline,server",
+            "configs": 8,
+            "bundled": False,
+        }
+    ]
+    info = cli("--db", loaded_db, "info", "--json").json()
+    assert info["store_exists"] and info["store_schema_version"] == info["schema_version"]
+    assert cli("--db", loaded_db, "info").code == 0
+
+
+def test_overview_without_a_command(cli, loaded_db, db_path):
+    result = cli("--db", loaded_db)
+    assert result.code == 0 and "best-baseline" in result.out
+    empty = cli("--db", db_path.with_name("empty.duckdb"))
+    assert empty.code == 0 and "empty" in empty.err
+
+
+def test_corrupt_store(cli, tmp_path):
+    bad = tmp_path / "bad.duckdb"
+    bad.write_bytes(b"\x00garbage" * 4096)
+    before = digest(bad)
+    for args in (["stats"], ["lookup", "64", "64", "64"], ["import-results", "--upstream"]):
+        result = cli("--db", bad, *args)
+        assert result.code in (5, 6), result.err  # --upstream may fail on the network first
+        assert len(result.err.strip().splitlines()) == 1
+    assert cli("--db", bad, "stats").code == 6
+    assert digest(bad) == before
+
+
+def test_newer_schema_store(cli, loaded_db):
+    con = duckdb.connect(str(loaded_db))
+    con.execute("INSERT INTO schema_info (version, description, tool_version) VALUES (42, 'x', 'y')")
+    con.close()
+    before = digest(loaded_db)
+    result = cli("--db", loaded_db, "stats")
+    assert result.code == 6 and "newer" in result.err
+    from conftest import OFFLINE
+
+    assert cli("--db", loaded_db, "import-results", OFFLINE).code == 6
+    assert digest(loaded_db) == before
+
+
+def test_read_only_store(cli, loaded_db):
+    from conftest import OFFLINE
+
+    os.chmod(loaded_db, 0o444)
+    try:
+        result = cli("--db", loaded_db, "import-results", OFFLINE)
+        assert result.code == 6 and "read-only" in result.err
+        assert cli("--db", loaded_db, "stats").code == 0
+    finally:
+        os.chmod(loaded_db, 0o644)
+
+
+def test_locked_store(cli, loaded_db):
+    from conftest import OFFLINE, store_locked_by_another_process
+
+    with store_locked_by_another_process(loaded_db):
+        result = cli("--db", loaded_db, "import-results", OFFLINE)
+    assert result.code == 6 and "in use" in result.err
+    assert len(result.err.strip().splitlines()) == 1
+
+
+def test_console_script_and_module_entry_points(loaded_db, tmp_path):
+    env = {**os.environ, "NO_COLOR": "1"}
+    for cmd in (["cuda-l2-explorer"], [sys.executable, "-m", "explorer"]):
+        exe = (
+            cmd
+            if cmd[0] != "cuda-l2-explorer"
+            else [os.path.join(os.path.dirname(sys.executable), "cuda-l2-explorer")]
+        )
+        done = subprocess.run(
+            [*exe, "--db", str(loaded_db), "stats", "--json"], capture_output=True, text=True, env=env
+        )
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.lstrip().startswith("[")
+        bad = subprocess.run(
+            [*exe, "--db", str(loaded_db), "lookup", "0", "1", "1"], capture_output=True, text=True, env=env
+        )
+        assert bad.returncode == 2 and bad.stdout == "" and len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_no_color(monkeypatch):
+    from explorer import output
+
+    class Tty:
+        def isatty(self):
+            return True
+
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("TERM", "xterm")
+    assert output.use_color(Tty())
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert not output.use_color(Tty())
