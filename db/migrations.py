@@ -150,6 +150,33 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
     ),
 ]
 
+MIGRATIONS.append(
+    (
+        2,
+        "benchmark runs: per-config bookkeeping for resume, kernel build results",
+        [
+            # One row per finished config of a run, written in the same transaction as its
+            # measurements: a config with a row here is never measured again on --resume.
+            """CREATE TABLE run_configs (
+                run_id TEXT NOT NULL,
+                m BIGINT NOT NULL,
+                n BIGINT NOT NULL,
+                k BIGINT NOT NULL,
+                status TEXT NOT NULL
+                    CHECK (status IN ('done', 'crashed', 'timeout', 'compile_error', 'error')),
+                gpu_index INTEGER,
+                seconds DOUBLE,
+                message TEXT,
+                finished_at TIMESTAMP NOT NULL DEFAULT current_timestamp,
+                details JSON,
+                PRIMARY KEY (run_id, m, n, k)
+            )""",
+            "ALTER TABLE kernels ADD COLUMN build_status TEXT",
+            "ALTER TABLE kernels ADD COLUMN build_log TEXT",
+        ],
+    )
+)
+
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
 # Tables whose rows the bundled dataset carries, in dependency order.
@@ -162,4 +189,5 @@ DATA_TABLES: tuple[str, ...] = (
     "samples",
     "audit_findings",
     "published_speedups",
+    "run_configs",
 )

@@ -15,14 +15,16 @@ import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
-import polars as pl
 
 from db import bundled as bundled_dataset
 from db.errors import StoreError
 from db.migrations import DATA_TABLES, MIGRATIONS, SCHEMA_VERSION
+
+if TYPE_CHECKING:  # polars stays out of the GPU harness's imports (it runs on the device)
+    import polars as pl
 
 ENV_DB = "CUDA_L2_EXPLORER_DB"
 ENV_NO_BUNDLED = "CUDA_L2_EXPLORER_NO_BUNDLED"
@@ -275,6 +277,8 @@ class Store:
 
     def query(self, sql: str, params: Sequence[Any] | dict[str, Any] | None = None) -> pl.DataFrame:
         """Run a query and return a Polars frame (built without pyarrow)."""
+        import polars as pl
+
         cursor = self.con.execute(sql, params or [])
         names = [d[0] for d in cursor.description or []]
         rows = cursor.fetchall()

@@ -49,6 +49,8 @@ REPORT_ORDER: tuple[str, ...] = (
     "cuBLASLt-auto-tuning-tn",
 )
 
+_BASELINE_LIST = ", ".join(f"'{b}'" for b in BASELINES)
+
 _OUTCOME_PUBLISHED = "CASE WHEN speedup > 1 THEN 'win' WHEN speedup < 1 THEN 'loss' ELSE 'same' END"
 
 DERIVED_VIEWS: list[str] = [
@@ -67,19 +69,19 @@ DERIVED_VIEWS: list[str] = [
         WHERE x.metric = 'device_time' AND x.status = 'ok' AND r.kind IN ('bench', 'tune')""",
     f"""CREATE OR REPLACE TEMP VIEW measured_baselines AS
         SELECT set_id, gpu, mode, run_id, m, n, k, implementation AS baseline, median, p10, p90
-        FROM measured_times WHERE implementation <> 'kernel' AND NOT padded
+        FROM measured_times WHERE implementation IN ({_BASELINE_LIST}) AND NOT padded
         UNION ALL
         SELECT set_id, gpu, mode, run_id, m, n, k,
                regexp_replace(implementation, '-(nn|tn)$', '-max') AS baseline,
                min(median), arg_min(p10, median), arg_min(p90, median)
         FROM measured_times
-        WHERE implementation <> 'kernel' AND NOT padded
+        WHERE implementation IN ({_BASELINE_LIST}) AND NOT padded
           AND regexp_matches(implementation, '-(nn|tn)$')
         GROUP BY ALL
         UNION ALL
         SELECT set_id, gpu, mode, run_id, m, n, k, '{BEST}',
                min(median), arg_min(p10, median), arg_min(p90, median)
-        FROM measured_times WHERE implementation <> 'kernel' AND NOT padded
+        FROM measured_times WHERE implementation IN ({_BASELINE_LIST}) AND NOT padded
         GROUP BY set_id, gpu, mode, run_id, m, n, k""",
     """CREATE OR REPLACE TEMP VIEW measured_long AS
         SELECT b.set_id, b.gpu, b.mode, b.m, b.n, b.k, b.baseline,

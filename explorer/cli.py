@@ -33,6 +33,12 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message} (see --help)")
 
 
+def _all_baselines() -> tuple[str, ...]:
+    from db.views import BASELINES
+
+    return BASELINES
+
+
 def _version() -> str:
     from db.store import tool_version
 
@@ -128,6 +134,38 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="size limit per input (default 64 MiB)",
     )
+    _add_format(p)
+
+    p = command("bench", "measure a kernel set against the baselines on this machine's GPUs (SPEC §6-§7)")
+    p.add_argument(
+        "--set", dest="set_", metavar="DIR_OR_NAME", help="kernel set folder (SPEC §4 layout) or name"
+    )
+    p.add_argument(
+        "--set-name", default=None, help="name to store the set under (default: the folder's parent)"
+    )
+    p.add_argument("--mnk", metavar="M_N_K,...", help="configs to measure, e.g. 64_64_64,4096_4096_4096")
+    p.add_argument("--grid", action="store_true", help="the 1000-config reference grid")
+    p.add_argument("--sample", type=int, metavar="N", help="with --grid: a fixed random sample of N configs")
+    p.add_argument("--mode", choices=("offline", "server"), default="offline")
+    p.add_argument("--target-qps", type=float, default=100.0, metavar="Q", help="server mode arrival rate")
+    p.add_argument("--warmup-s", type=float, default=0.02, metavar="S", help="warm-up per implementation")
+    p.add_argument("--samples", type=int, default=None, metavar="S", help="samples (offline 15, server 20)")
+    p.add_argument(
+        "--baselines", default=",".join(_all_baselines()), metavar="B,...", help="baselines to run"
+    )
+    p.add_argument("--gpus", default="0", metavar="all|0,1", help="GPUs to shard configs over (default 0)")
+    p.add_argument(
+        "--resume",
+        nargs="?",
+        const="latest",
+        default=None,
+        metavar="RUN_ID",
+        help="continue an interrupted run (the latest of this set and mode by default)",
+    )
+    p.add_argument("--timeout", type=float, default=300.0, metavar="S", help="per-config limit (default 300)")
+    p.add_argument("--warm-l2", action="store_true", help="no input rotation: warm-L2 figures, labelled")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="parallel kernel builds")
     _add_format(p)
 
     p = command("stats", "aggregate speedups per set, mode and baseline (geomean first)")
@@ -273,6 +311,12 @@ def cmd_import_results(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bench(args: argparse.Namespace) -> int:
+    from explorer.bench_command import run_bench_command
+
+    return run_bench_command(args)
+
+
 def cmd_stats(args: argparse.Namespace) -> int:
     from db.queries import resolve_filters, stats
     from explorer.output import emit
@@ -285,8 +329,6 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 
 def cmd_lookup(args: argparse.Namespace) -> int:
-    import polars as pl
-
     from db.lookup import lookup
     from db.queries import resolve_filters
     from db.shapes import parse_shape
@@ -322,7 +364,8 @@ def cmd_lookup(args: argparse.Namespace) -> int:
                 "basis": rec["predicted_basis"],
             }
         )
-    emit(pl.DataFrame(rows) if rows else pl.DataFrame({"rank": []}), args.fmt)
+    if rows:
+        emit(rows, args.fmt)
     return 0
 
 
@@ -360,6 +403,7 @@ COMMANDS = {
     "info": cmd_info,
     "sets": cmd_sets,
     "import-results": cmd_import_results,
+    "bench": cmd_bench,
     "stats": cmd_stats,
     "lookup": cmd_lookup,
     None: cmd_overview,

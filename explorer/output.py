@@ -1,4 +1,8 @@
-"""Rendering results on stdout: aligned text tables, JSON or CSV. Messages go to stderr."""
+"""Rendering results on stdout: aligned text tables, JSON or CSV. Messages go to stderr.
+
+Polars is imported only when a frame is passed, so the GPU machine (which carries no polars)
+can print ``bench`` summaries.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +13,6 @@ import os
 import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
-
-import polars as pl
 
 
 def use_color(stream: TextIO) -> bool:
@@ -32,22 +34,38 @@ def _cell(value: Any, digits: int) -> str:
     return str(value)
 
 
-def text_table(frame: pl.DataFrame, digits: int = 3, stream: TextIO | None = None) -> str:
-    stream = stream or sys.stdout
-    headers = frame.columns
-    rows = [[_cell(v, digits) for v in row] for row in frame.iter_rows()]
-    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(headers)]
-    numeric = [frame[c].dtype.is_numeric() for c in headers]
+def _table(data: Any) -> tuple[list[str], list[tuple]]:
+    """(columns, rows) from a Polars frame, a list of dicts, or a dict of one row."""
+    if hasattr(data, "iter_rows") and hasattr(data, "columns"):
+        return list(data.columns), list(data.iter_rows())
+    if isinstance(data, dict):
+        data = [data]
+    columns: list[str] = []
+    for record in data:
+        columns += [c for c in record if c not in columns]
+    return columns, [tuple(record.get(c) for c in columns) for record in data]
 
-    def line(cells: Sequence[str]) -> str:
+
+def text_table(
+    columns: Sequence[str], rows: Sequence[Sequence[Any]], digits: int = 3, stream: TextIO | None = None
+) -> str:
+    stream = stream or sys.stdout
+    cells = [[_cell(v, digits) for v in row] for row in rows]
+    widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(columns)]
+    numeric = [
+        any(isinstance(row[i], int | float) and not isinstance(row[i], bool) for row in rows)
+        for i in range(len(columns))
+    ]
+
+    def line(parts: Sequence[str]) -> str:
         return "  ".join(
-            c.rjust(w) if num else c.ljust(w) for c, w, num in zip(cells, widths, numeric, strict=True)
+            c.rjust(w) if num else c.ljust(w) for c, w, num in zip(parts, widths, numeric, strict=True)
         ).rstrip()
 
-    head = line(headers)
+    head = line(columns)
     if use_color(stream):
         head = f"\x1b[1m{head}\x1b[0m"
-    return "\n".join([head, *(line(r) for r in rows)])
+    return "\n".join([head, *(line(r) for r in cells)])
 
 
 def _jsonable(value: Any) -> Any:
@@ -58,23 +76,21 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def emit(data: pl.DataFrame | dict | list, fmt: str, digits: int = 3) -> None:
-    """Write ``data`` to stdout as 'text', 'json' or 'csv'."""
+def emit(data: Any, fmt: str, digits: int = 3) -> None:
+    """Write ``data`` (a Polars frame, list of dicts or dict) to stdout as text, JSON or CSV."""
     out = sys.stdout
     if fmt == "json":
-        if isinstance(data, pl.DataFrame):
+        if hasattr(data, "iter_rows"):
             data = [{k: _jsonable(v) for k, v in row.items()} for row in data.iter_rows(named=True)]
         json.dump(data, out, indent=2, default=_jsonable)
         out.write("\n")
-    elif fmt == "csv":
-        if not isinstance(data, pl.DataFrame):
-            data = pl.DataFrame(data)
-        writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(data.columns)
-        for row in data.iter_rows():
-            writer.writerow(["" if v is None else _jsonable(v) for v in row])
     else:
-        if not isinstance(data, pl.DataFrame):
-            data = pl.DataFrame(data)
-        out.write(text_table(data, digits) + "\n")
+        columns, rows = _table(data)
+        if fmt == "csv":
+            writer = csv.writer(out, lineterminator="\n")
+            writer.writerow(columns)
+            for row in rows:
+                writer.writerow(["" if v is None else _jsonable(v) for v in row])
+        else:
+            out.write(text_table(columns, rows, digits) + "\n")
     out.flush()

@@ -40,3 +40,21 @@ class ProgressBar:
             sys.stderr.write("\n")
             sys.stderr.flush()
             self._drawn = False
+
+    def steps(
+        self, done: int, total: int, detail: str = "", eta_s: float | None = None, failed: int = 0
+    ) -> None:
+        """'label [####    ] 12/60 20% ETA 1m30s  detail' (configs done / total, ETA, current work)."""
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if now - self._last < 0.1 and done < total:
+            return
+        self._last = now
+        frac = done / total if total else 1.0
+        eta = "" if eta_s is None else f" ETA {int(eta_s // 60)}m{int(eta_s % 60):02d}s"
+        bad = f" ({failed} failed)" if failed else ""
+        text = f"{self.label} [{'#' * int(frac * 20):<20}] {done}/{total} {frac:4.0%}{eta}{bad}  {detail}"
+        sys.stderr.write("\r" + text[:150].ljust(100))
+        sys.stderr.flush()
+        self._drawn = True

@@ -1,0 +1,196 @@
+"""``cuda-l2-explorer bench``: from arguments to a plan for importer.bench, with progress."""
+
+from __future__ import annotations
+
+import argparse
+import random
+from pathlib import Path
+
+from db.errors import NotFoundError, UsageError
+from db.shapes import Shape, grid_shapes, parse_mnk
+from db.store import Store
+from explorer.output import emit, message
+from explorer.progress import ProgressBar
+
+
+def _shapes(args: argparse.Namespace, set_shapes: list[Shape]) -> list[Shape]:
+    if args.mnk and args.grid:
+        raise UsageError("give either --mnk or --grid, not both")
+    if args.sample is not None and not args.grid:
+        raise UsageError("--sample needs --grid")
+    if args.mnk:
+        shapes = [parse_mnk(x) for x in args.mnk.split(",") if x.strip()]
+    elif args.grid:
+        shapes = grid_shapes()
+        if args.sample is not None:
+            if not 1 <= args.sample <= len(shapes):
+                raise UsageError(f"--sample must be between 1 and {len(shapes)}")
+            shapes = sorted(random.Random(args.seed).sample(shapes, args.sample))
+    else:
+        shapes = set_shapes
+    if not shapes:
+        raise UsageError("no configs to measure: pass --mnk or --grid")
+    return sorted(dict.fromkeys(shapes))
+
+
+def _settings(args: argparse.Namespace):
+    from importer.protocol import ProtocolSettings
+
+    samples = args.samples if args.samples is not None else (15 if args.mode == "offline" else 20)
+    if samples < 1 or args.warmup_s < 0 or args.target_qps <= 0 or args.timeout <= 0:
+        raise UsageError("--samples >= 1, --warmup-s >= 0, --target-qps > 0 and --timeout > 0 are required")
+    return ProtocolSettings(
+        mode=args.mode, samples=samples, warmup_s=args.warmup_s, target_qps=args.target_qps, seed=args.seed
+    )
+
+
+def _baselines(text: str) -> tuple[str, ...]:
+    from db.views import BASELINES
+
+    chosen = tuple(b.strip() for b in text.split(",") if b.strip())
+    unknown = [b for b in chosen if b not in BASELINES]
+    if unknown:
+        raise UsageError(f"unknown baseline {unknown[0]!r}; known: {', '.join(BASELINES)}")
+    return chosen
+
+
+def _resolve_set_dir(args: argparse.Namespace, store_path: Path | None) -> Path | None:
+    if args.set_ is None:
+        return None
+    candidate = Path(args.set_).expanduser()
+    if candidate.exists():
+        return candidate
+    with Store.open(store_path, read_only=True) as store:
+        row = store.con.execute(
+            "SELECT root FROM all_kernel_sets WHERE (set_id = ? OR name = ?) AND root IS NOT NULL LIMIT 2",
+            [args.set_, args.set_],
+        ).fetchall()
+    if len(row) != 1:
+        raise NotFoundError(f"--set {args.set_!r} is neither a folder nor one known kernel set with a folder")
+    return Path(row[0][0])
+
+
+def run_bench_command(args: argparse.Namespace) -> int:
+    from importer import bench
+    from importer.kernelset import scan_set
+
+    settings = _settings(args)
+    baselines = _baselines(args.baselines)
+    store_path = Path(args.db).expanduser() if args.db else None
+    set_dir = _resolve_set_dir(args, store_path)
+    scan = scan_set(set_dir) if set_dir is not None else None
+    if scan is not None:
+        for rel, reason in scan.problems:
+            _say(args, f"skipped {rel}: {reason}")
+    set_shapes = [f.shape for f in scan.files] if scan else []
+    shapes = _shapes(args, set_shapes)
+    gpus = bench.parse_gpus(args.gpus, bench.visible_gpus())
+    set_id = None
+    if scan is not None:
+        name = args.set_name or scan.root.parent.name or "set"
+        set_id = f"{name}/{scan.device}_{scan.accumulator}"
+    with Store.open(store_path) as store:
+        resume = None
+        if args.resume:
+            resume = bench.find_resumable(
+                store, None if args.resume == "latest" else args.resume, set_id, settings.mode
+            )
+            shapes = [parse_mnk(s) for s in resume[1]["shapes"]]
+        kernels = {}
+        if scan is not None:
+            kernels = _build(args, store, scan, set_id, shapes)
+        plan = bench.BenchPlan(
+            shapes=shapes,
+            settings=settings,
+            baselines=baselines,
+            set_id=set_id,
+            accumulator=scan.accumulator if scan else "F32F16F16F32",
+            kernels=kernels,
+            gpus=gpus,
+            timeout_s=args.timeout,
+            l2="warm" if args.warm_l2 else "cold",
+        )
+        bar = ProgressBar(f"bench {settings.mode}", enabled=None if not args.quiet else False)
+        try:
+            run_id, summary = bench.run_plan(
+                store,
+                plan,
+                bench.command_line_of(args.argv),
+                resume,
+                progress=lambda p: bar.steps(p.done, p.total, p.current, p.eta_s, p.failed),
+            )
+        finally:
+            bar.close()
+    _say(
+        args,
+        f"run {run_id}: {summary['done']} configs measured, "
+        f"{summary['configs'] - summary['done']} with failures, {summary['seconds']:.0f} s "
+        f"on {summary['gpu_name']}",
+    )
+    emit([{"run_id": run_id, **summary}], args.fmt)
+    return 0
+
+
+def _build(args, store: Store, scan, set_id: str, shapes: list[Shape]) -> dict:
+    """Build the set's kernels for ``shapes`` (parallel, cached) and record them in the store."""
+    from importer import bench
+    from importer.kernel_build import build_all
+    from importer.kernelset import padded_shape
+
+    by_shape = {f.shape: f for f in scan.files}
+    missing = [s for s in shapes if s not in by_shape]
+    if missing:
+        _say(args, f"{len(missing)} config(s) have no kernel file in {scan.root}; baselines only for those")
+    files = [by_shape[s] for s in shapes if s in by_shape]
+    bar = ProgressBar("building kernels", enabled=None if not args.quiet else False)
+    try:
+        results = build_all(files, jobs=args.jobs, progress=lambda done, total: bar.steps(done, total))
+    finally:
+        bar.close()
+    origin = "ours" if "kernels" in scan.root.parts else "imported"
+    entries = {}
+    with store.transaction():
+        store.con.execute(
+            "INSERT INTO main.kernel_sets (set_id, name, gpu, accumulator, origin, root) "
+            "VALUES (?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (set_id) DO UPDATE SET root = excluded.root",
+            [set_id, set_id.split("/")[0], scan.device, scan.accumulator, origin, str(scan.root)],
+        )
+        for f in files:
+            result = results[f.path]
+            pad = padded_shape(f.shape, f.pad) if f.pad else None
+            entries[f.shape] = bench.KernelEntry(
+                module=str(result.module_path) if result.ok else None,
+                pad_shape=pad.astuple() if pad and pad != f.shape else None,
+                build_error=None if result.ok else (result.log or "compile failed")[-2000:],
+            )
+            store.con.execute(
+                "INSERT INTO main.kernels (kernel_id, set_id, m, n, k, path, source_sha256, source, pad_bm, "
+                "pad_bn, pad_bk, runtime_shapes, build_status, build_log) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, false, ?, ?) "
+                "ON CONFLICT (kernel_id) DO UPDATE SET path = excluded.path, "
+                "source_sha256 = excluded.source_sha256, "
+                "source = excluded.source, build_status = excluded.build_status, "
+                "build_log = excluded.build_log",
+                [
+                    f"{set_id}:{f.shape}",
+                    set_id,
+                    f.shape.m,
+                    f.shape.n,
+                    f.shape.k,
+                    str(f.path),
+                    f.sha256,
+                    f.path.read_text(errors="replace"),
+                    *(f.pad or (None, None, None)),
+                    "ok" if result.ok else "compile_error",
+                    (result.log or "")[-4000:],
+                ],
+            )
+    failed = sum(1 for r in results.values() if not r.ok)
+    _say(args, f"built {len(files) - failed} of {len(files)} kernels ({failed} failed to compile)")
+    return entries
+
+
+def _say(args: argparse.Namespace, text: str) -> None:
+    if not args.quiet:
+        message(text)

@@ -1,0 +1,281 @@
+"""The measurement protocol of SPEC §7 as pure logic, behind a narrow GPU interface.
+
+Nothing here imports torch: the worker supplies a ``Backend`` that runs calls and reads CUDA
+events, and the CPU tests supply a fake one. What lives here: statistics, cold-L2 rotation
+sizing, calls per sample, interleaved shuffled rounds, server-mode arrival gaps, correctness
+classification and the audit rules.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+# ---------------------------------------------------------------------------- statistics
+
+
+@dataclass(frozen=True)
+class Summary:
+    n: int
+    median: float
+    p10: float
+    p90: float
+    mean: float
+    p99: float
+    min: float
+    max: float
+
+
+def percentile(sorted_values: Sequence[float], q: float) -> float:
+    """Linear interpolation between closest ranks (numpy's default), q in [0, 100]."""
+    if not sorted_values:
+        raise ValueError("percentile of no values")
+    if len(sorted_values) == 1:
+        return float(sorted_values[0])
+    pos = (len(sorted_values) - 1) * q / 100.0
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(sorted_values) - 1)
+    return float(sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo))
+
+
+def summarize(values: Sequence[float]) -> Summary:
+    ordered = sorted(values)
+    return Summary(
+        n=len(ordered),
+        median=percentile(ordered, 50),
+        p10=percentile(ordered, 10),
+        p90=percentile(ordered, 90),
+        mean=math.fsum(ordered) / len(ordered),
+        p99=percentile(ordered, 99),
+        min=ordered[0],
+        max=ordered[-1],
+    )
+
+
+# ------------------------------------------------------------------- sizing and schedule
+
+
+def rotation_sets(
+    bytes_per_set: int,
+    l2_bytes: int,
+    free_bytes: int,
+    *,
+    factor: float = 2.0,
+    memory_fraction: float = 0.5,
+    max_sets: int = 64,
+) -> int:
+    """Input sets to rotate among so one pass spans >= ``factor`` x L2 (cold L2 by default).
+
+    Never more than ``memory_fraction`` of the free device memory: a 16384^3 problem gets as
+    many sets as fit (at least one), instead of running out of memory.
+    """
+    if bytes_per_set <= 0:
+        raise ValueError("bytes_per_set must be positive")
+    wanted = max(2, math.ceil(factor * l2_bytes / bytes_per_set))
+    affordable = int(memory_fraction * free_bytes // bytes_per_set)
+    return max(1, min(wanted, affordable, max_sets))
+
+
+def calls_per_sample(call_seconds: float, target_seconds: float = 1e-3, max_calls: int = 4096) -> int:
+    """R calls between two events so a sample spans at least ~``target_seconds``."""
+    if call_seconds <= 0 or not math.isfinite(call_seconds):
+        return max_calls
+    return max(1, min(max_calls, math.ceil(target_seconds / call_seconds - 1e-9)))
+
+
+def round_orders(names: Sequence[str], rounds: int, rng: random.Random) -> list[list[str]]:
+    """Each round runs every implementation once, in a fresh shuffled order."""
+    orders = []
+    for _ in range(rounds):
+        order = list(names)
+        rng.shuffle(order)
+        orders.append(order)
+    return orders
+
+
+def server_gaps(count: int, target_qps: float, rng: random.Random) -> list[float]:
+    """Exponential inter-arrival gaps with mean 1/target_qps (a Poisson arrival process)."""
+    if target_qps <= 0:
+        raise ValueError("target_qps must be positive")
+    return [rng.expovariate(target_qps) for _ in range(count)]
+
+
+# ----------------------------------------------------------------------- the GPU interface
+
+
+class Backend(Protocol):
+    """What the measurement loop needs from a GPU; implemented by the worker with torch."""
+
+    def offline_sample(self, impl: str, calls: int) -> tuple[float, float]:
+        """Run ``calls`` calls back to back between two events; (device s, host s) in total."""
+        ...
+
+    def single_call(self, impl: str) -> tuple[float, float]:
+        """One call: (device s from events, host s from the call to the end of a synchronize)."""
+        ...
+
+    def sleep(self, seconds: float) -> None: ...
+
+
+@dataclass(frozen=True)
+class ProtocolSettings:
+    mode: str = "offline"
+    samples: int = 15
+    warmup_s: float = 0.02
+    sample_target_s: float = 1e-3
+    target_qps: float = 100.0
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.mode not in ("offline", "server"):
+            raise ValueError(f"mode must be offline or server, not {self.mode!r}")
+        if self.samples < 1 or self.warmup_s < 0 or self.target_qps <= 0:
+            raise ValueError("samples >= 1, warmup_s >= 0 and target_qps > 0 are required")
+
+
+@dataclass
+class ImplSamples:
+    """Per-call samples of one implementation, in seconds."""
+
+    device: list[float] = field(default_factory=list)
+    host: list[float] = field(default_factory=list)
+    calls_per_sample: int = 1
+
+
+def warm_up(backend: Backend, impl: str, warmup_s: float, min_calls: int = 3) -> float:
+    """Run calls for ``warmup_s``; return the last per-call device time (to size R)."""
+    spent, per_call, calls = 0.0, 0.0, 0
+    while calls < min_calls or spent < warmup_s:
+        device, host = backend.offline_sample(impl, 1)
+        per_call = device
+        spent += max(device, host)
+        calls += 1
+        if calls > 100_000:
+            break
+    return per_call
+
+
+def measure(
+    backend: Backend,
+    impls: Sequence[str],
+    settings: ProtocolSettings,
+    on_round: Callable[[int, int], None] | None = None,
+) -> dict[str, ImplSamples]:
+    """SPEC §7 offline or server measurement of ``impls``, interleaved and shuffled per round."""
+    rng = random.Random(settings.seed)
+    results = {name: ImplSamples() for name in impls}
+    for name in impls:
+        per_call = warm_up(backend, name, settings.warmup_s)
+        if settings.mode == "offline":
+            results[name].calls_per_sample = calls_per_sample(per_call, settings.sample_target_s)
+    orders = round_orders(impls, settings.samples, rng)
+    gaps = iter(server_gaps(settings.samples * len(impls), settings.target_qps, rng))
+    for index, order in enumerate(orders):
+        for name in order:
+            slot = results[name]
+            if settings.mode == "offline":
+                device, _ = backend.offline_sample(name, slot.calls_per_sample)
+                slot.device.append(device / slot.calls_per_sample)
+                # Host latency as the reference measured it: one call, then synchronize.
+                slot.host.append(backend.single_call(name)[1])
+            else:
+                backend.sleep(next(gaps))
+                device, host = backend.single_call(name)
+                slot.device.append(device)
+                slot.host.append(host)
+        if on_round is not None:
+            on_round(index + 1, len(orders))
+    return results
+
+
+# ------------------------------------------------------------------- correctness and audit
+
+# A result this far from the fp64 reference is wrong whatever cuBLAS does.
+ABSOLUTE_ERROR_LIMIT = 5e-2
+# Error ratios to cuBLAS's own error (same inputs, same accumulator class).
+INCORRECT_RATIO = 64.0
+FP16_ACCUMULATION_RATIO = 6.0
+
+
+@dataclass(frozen=True)
+class Correctness:
+    status: str  # 'ok' or 'incorrect'
+    rel_error: float
+    error_ratio: float | None
+    findings: tuple[tuple[str, str], ...] = ()
+
+
+def classify_correctness(
+    rel_error: float, cublas_error: float | None, accumulator: str, finite: bool = True
+) -> Correctness:
+    """NaN/Inf or an error far above cuBLAS's is 'incorrect'; fp16-like error in fp32 is flagged."""
+    ratio = None
+    if cublas_error is not None and cublas_error > 0 and math.isfinite(rel_error):
+        ratio = rel_error / cublas_error
+    findings: list[tuple[str, str]] = []
+    if not finite or not math.isfinite(rel_error):
+        return Correctness("incorrect", rel_error, ratio, (("non_finite_output", "NaN or Inf in C"),))
+    status = "ok"
+    if rel_error > ABSOLUTE_ERROR_LIMIT or (ratio is not None and ratio > INCORRECT_RATIO):
+        status = "incorrect"
+    if accumulator == "F32F16F16F32" and ratio is not None and ratio > FP16_ACCUMULATION_RATIO:
+        findings.append(
+            (
+                "fp16_accumulation_suspected",
+                f"error {rel_error:.2e} is {ratio:.0f}x cuBLAS's fp32-accumulate error in a set "
+                "labelled F32F16F16F32",
+            )
+        )
+    return Correctness(status, rel_error, ratio, tuple(findings))
+
+
+@dataclass(frozen=True)
+class AuditObservation:
+    """What the worker saw while running a launcher a few times (see worker.audit)."""
+
+    calls: int
+    sync_api_calls: int = 0  # cudaDeviceSynchronize / cudaStreamSynchronize / ... in the trace
+    blocked_behind_sleep: bool = False  # the call returned only after a queued sleep kernel ended
+    malloc_api_calls: int = 0  # cudaMalloc / cudaFree / cudaMallocAsync ... in the trace
+    torch_allocations: int = 0  # torch caching-allocator requests during the calls
+    foreign_stream_kernels: int = 0  # kernels or copies on streams other than the caller's
+    new_threads: int = 0  # OS threads still alive that the calls started
+    trace_available: bool = True
+
+
+def audit_findings(obs: AuditObservation) -> list[tuple[str, str]]:
+    """Launcher audit rules (SPEC §7): each finding is (code, one-line detail)."""
+    out = []
+    if obs.sync_api_calls >= obs.calls or obs.blocked_behind_sleep:
+        how = []
+        if obs.sync_api_calls:
+            how.append(f"{obs.sync_api_calls} synchronize calls in {obs.calls} launches")
+        if obs.blocked_behind_sleep:
+            how.append("the call waited for earlier GPU work to finish")
+        out.append(("sync_per_call", "device synchronisation on every call: " + "; ".join(how)))
+    if obs.malloc_api_calls >= obs.calls or obs.torch_allocations >= obs.calls:
+        out.append(
+            (
+                "alloc_per_call",
+                f"allocation on every call ({obs.malloc_api_calls} CUDA allocation calls, "
+                f"{obs.torch_allocations} torch allocations in {obs.calls} launches)",
+            )
+        )
+    if obs.foreign_stream_kernels:
+        out.append(
+            (
+                "hidden_stream_work",
+                f"{obs.foreign_stream_kernels} GPU operations ran on streams other than the caller's: "
+                "work hidden from the timed stream",
+            )
+        )
+    if obs.new_threads:
+        out.append(("extra_threads", f"{obs.new_threads} threads started by the launcher"))
+    if not obs.trace_available:
+        out.append(
+            ("audit_partial", "the CUDA trace (profiler) was unavailable; stream and API checks skipped")
+        )
+    return out

@@ -1,0 +1,589 @@
+"""The GPU worker: measures configs for the harness, one at a time, in its own process.
+
+Run as ``python -m importer.worker``. It reads one JSON job per line on stdin and answers one
+JSON line per job on a private copy of stdout (fd 1 is pointed at stderr so a kernel's printf
+cannot corrupt the protocol). Imports stay lean: stdlib, torch and our ctypes baselines. If a
+kernel breaks the CUDA context (illegal address), the worker reports ``crashed`` and exits; the
+parent starts a fresh one for the next config.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+from importer.protocol import (
+    AuditObservation,
+    ProtocolSettings,
+    audit_findings,
+    classify_correctness,
+    measure,
+    rotation_sets,
+    summarize,
+)
+
+BASELINE_NAMES = (
+    "torch.matmul",
+    "cuBLAS-nn",
+    "cuBLAS-tn",
+    "cuBLASLt-heuristic-nn",
+    "cuBLASLt-heuristic-tn",
+    "cuBLASLt-auto-tuning-nn",
+    "cuBLASLt-auto-tuning-tn",
+)
+MAX_LT_CANDIDATES = 100
+_SYNC_APIS = (
+    "cudaDeviceSynchronize",
+    "cudaStreamSynchronize",
+    "cudaEventSynchronize",
+    "cuCtxSynchronize",
+    "cuStreamSynchronize",
+)
+_MALLOC_APIS = (
+    "cudaMalloc",
+    "cudaFree",
+    "cudaMallocAsync",
+    "cudaFreeAsync",
+    "cuMemAlloc",
+    "cuMemFree",
+    "cudaMallocManaged",
+    "cudaMallocHost",
+)
+
+
+class KernelCrashed(RuntimeError):
+    """The CUDA context is unusable; the worker must exit after reporting."""
+
+
+def _send(channel, message: dict) -> None:
+    channel.write(json.dumps(message) + "\n")
+    channel.flush()
+
+
+def device_info() -> dict:
+    import torch
+
+    props = torch.cuda.get_device_properties(0)
+    info = {
+        "gpu_name": props.name,
+        "sm_count": props.multi_processor_count,
+        "l2_bytes": int(getattr(props, "L2_cache_size", 0) or 0),
+        "memory_bytes": int(props.total_memory),
+        "capability": list(torch.cuda.get_device_capability(0)),
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+    }
+    info.update(nvidia_smi())
+    try:
+        from importer import native
+
+        versions = native.versions(native.load_baselines())
+        info["cublas"] = versions.get("cublas")
+        info["cublas_versions"] = versions
+    except Exception as exc:  # recorded, and the baselines fail visibly later
+        info["cublas_error"] = str(exc).splitlines()[0]
+    return info
+
+
+def nvidia_smi() -> dict:
+    """Driver and current clocks of the worker's GPU (empty when nvidia-smi is absent)."""
+    import subprocess
+
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0] or "0"
+    try:
+        out = subprocess.run(
+            [
+                "nvidia-smi",
+                f"--id={visible}",
+                "--query-gpu=driver_version,clocks.sm,clocks.mem",
+                "--format=csv,noheader,nounits",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout.strip()
+        driver, sm, mem = (x.strip() for x in out.splitlines()[0].split(","))
+        return {"driver": driver, "clock_sm_mhz": int(float(sm)), "clock_mem_mhz": int(float(mem))}
+    except Exception:
+        return {}
+
+
+class Inputs:
+    """Rotating input sets (cold L2) plus, for padded kernels, zero-padded copies."""
+
+    def __init__(
+        self, torch, m: int, n: int, k: int, count: int, pad_shape: tuple[int, int, int] | None, seed: int
+    ) -> None:
+        gen = torch.Generator(device="cuda").manual_seed(seed)
+        half = torch.float16
+        self.sets = []
+        for _ in range(count):
+            a = torch.randn(m, k, device="cuda", dtype=half, generator=gen)
+            b = torch.randn(k, n, device="cuda", dtype=half, generator=gen)
+            b_col = b.t().contiguous().t()  # SPEC §4: the same KxN matrix stored column-major
+            c = torch.empty(m, n, device="cuda", dtype=half)
+            padded = None
+            if pad_shape is not None:
+                pm, pn, pk = pad_shape
+                ap = torch.zeros(pm, pk, device="cuda", dtype=half)
+                bp = torch.zeros(pk, pn, device="cuda", dtype=half)
+                ap[:m, :k].copy_(a)
+                bp[:k, :n].copy_(b)
+                padded = (ap, bp, bp.t().contiguous().t(), torch.empty(pm, pn, device="cuda", dtype=half))
+            self.sets.append((a, b, b_col, c, padded))
+        self.count = count
+        self.cursor: dict[str, int] = {}
+
+    def next(self, impl: str):
+        i = self.cursor.get(impl, 0)
+        self.cursor[impl] = (i + 1) % self.count
+        return self.sets[i]
+
+
+def bytes_per_set(m: int, n: int, k: int, pad_shape: tuple[int, int, int] | None) -> int:
+    size = 2 * (m * k + 2 * k * n + m * n)
+    if pad_shape is not None:
+        pm, pn, pk = pad_shape
+        size += 2 * (pm * pk + 2 * pk * pn + pm * pn)
+    return size
+
+
+class Implementations:
+    """Name -> callable(set) for the kernel and the baselines on the current stream."""
+
+    def __init__(self, torch, job: dict, baselines, inputs: Inputs, kernel_fn) -> None:
+        self.torch = torch
+        m, n, k = job["m"], job["n"], job["k"]
+        self.m, self.n, self.k = m, n, k
+        self.inputs = inputs
+        self.stream = torch.cuda.current_stream().cuda_stream
+        self.fns: dict[str, Callable[[tuple], None]] = {}
+        self.notes: dict[str, str] = {}
+        self.lt_plans: dict[str, Any] = {}
+        wanted = job["baselines"]
+        lib = baselines
+        if "torch.matmul" in wanted:
+            if job["accumulator"] == "F16F16F16F16":
+                self.notes["torch.matmul"] = "skipped: torch.matmul accumulates in fp32, this set in fp16"
+            else:
+                self.fns["torch.matmul"] = lambda s: torch.matmul(s[0], s[1], out=s[3])
+        for layout in ("nn", "tn"):
+            b_index = 1 if layout == "nn" else 2
+            if f"cuBLAS-{layout}" in wanted:
+                self.fns[f"cuBLAS-{layout}"] = lambda s, lay=layout, bi=b_index: lib.cublas(
+                    lay, m, n, k, s[0].data_ptr(), s[bi].data_ptr(), s[3].data_ptr(), self.stream
+                )
+            if {f"cuBLASLt-heuristic-{layout}", f"cuBLASLt-auto-tuning-{layout}"} & set(wanted):
+                plan = lib.lt_prepare(layout, m, n, k, MAX_LT_CANDIDATES)
+                self.lt_plans[layout] = plan
+                if plan.n_algos == 0:
+                    self.notes[f"cuBLASLt-heuristic-{layout}"] = "no cuBLASLt algorithm for this shape"
+                    continue
+                self.fns[f"lt-candidate-{layout}-0"] = self._lt(lib, plan, 0, b_index)
+                if f"cuBLASLt-heuristic-{layout}" in wanted:
+                    self.fns[f"cuBLASLt-heuristic-{layout}"] = self._lt(lib, plan, 0, b_index)
+                for i in range(1, plan.n_algos):
+                    self.fns[f"lt-candidate-{layout}-{i}"] = self._lt(lib, plan, i, b_index)
+        if kernel_fn is not None:
+            self.fns["kernel"] = lambda s: kernel_fn(s[0], s[1], s[2], s[3])
+            if job.get("pad_shape"):
+                self.fns["kernel"] = lambda s: kernel_fn(*s[4])
+
+                def with_padding(s):
+                    ap, bp, bcp, cp = s[4]
+                    ap[:m, :k].copy_(s[0])
+                    bp[:k, :n].copy_(s[1])
+                    bcp[:k, :n].copy_(s[2])
+                    kernel_fn(ap, bp, bcp, cp)
+                    s[3].copy_(cp[:m, :n])
+
+                self.fns["kernel+padding"] = with_padding
+
+    def _lt(self, lib, plan, index: int, b_index: int):
+        return lambda s: lib.lt(
+            plan, index, s[0].data_ptr(), s[b_index].data_ptr(), s[3].data_ptr(), self.stream
+        )
+
+    def output_of(self, impl: str, s) -> Any:
+        if impl == "kernel" and s[4] is not None:
+            return s[4][3][: self.m, : self.n]
+        return s[3]
+
+
+class TorchBackend:
+    """protocol.Backend over CUDA events and the rotating input sets."""
+
+    def __init__(self, torch, impls: Implementations) -> None:
+        self.torch = torch
+        self.impls = impls
+        self.start = torch.cuda.Event(enable_timing=True)
+        self.end = torch.cuda.Event(enable_timing=True)
+
+    def offline_sample(self, impl: str, calls: int) -> tuple[float, float]:
+        fn, nxt = self.impls.fns[impl], self.impls.inputs.next
+        sets = [nxt(impl) for _ in range(calls)]
+        t0 = time.perf_counter()
+        self.start.record()
+        for s in sets:
+            fn(s)
+        self.end.record()
+        self.end.synchronize()
+        host = time.perf_counter() - t0
+        return self.start.elapsed_time(self.end) / 1e3, host
+
+    def single_call(self, impl: str) -> tuple[float, float]:
+        s = self.impls.inputs.next(impl)
+        fn = self.impls.fns[impl]
+        self.torch.cuda.synchronize()
+        self.start.record()
+        t0 = time.perf_counter()
+        fn(s)
+        self.end.record()
+        self.torch.cuda.synchronize()
+        host = time.perf_counter() - t0
+        return self.start.elapsed_time(self.end) / 1e3, host
+
+    def sleep(self, seconds: float) -> None:
+        time.sleep(seconds)
+
+
+def check_correctness(torch, impls: Implementations, names: list[str], accumulator: str) -> dict[str, dict]:
+    """Fresh N(0,1) inputs, C poisoned with NaN, error against an fp64 reference."""
+    s = impls.inputs.sets[0]
+    ref = s[0].double() @ s[1].double()
+    ref_norm = float(torch.linalg.norm(ref))
+    raw = {}
+    for name in names:
+        out = impls.output_of(name, s)
+        s[3].fill_(float("nan"))
+        if s[4] is not None:
+            s[4][3].fill_(float("nan"))
+        impls.fns[name](s)
+        torch.cuda.synchronize()
+        finite = bool(torch.isfinite(out).all())
+        err = float(torch.linalg.norm(out.double() - ref)) / ref_norm if finite else math.inf
+        raw[name] = (err, finite)
+    reference = next((raw[n][0] for n in ("cuBLAS-nn", "cuBLAS-tn", "torch.matmul") if n in raw), None)
+    out = {}
+    for name, (err, finite) in raw.items():
+        verdict = classify_correctness(err, reference, accumulator, finite)
+        out[name] = {
+            "status": verdict.status,
+            "rel_error": err if math.isfinite(err) else None,
+            "error_ratio": verdict.error_ratio,
+            "findings": list(verdict.findings),
+        }
+    return out
+
+
+def audit(torch, impls: Implementations, impl: str, calls: int = 5) -> list[tuple[str, str]]:
+    """Per-call sync, per-call allocation, work on other streams or threads (SPEC §7)."""
+    fn = impls.fns[impl]
+    sets = [impls.inputs.next(impl) for _ in range(calls)]
+    torch.cuda.synchronize()
+    threads_before = set(os.listdir("/proc/self/task"))
+    allocs_before = torch.cuda.memory_stats().get("allocation.all.allocated", 0)
+    trace = _profile(torch, fn, sets)
+    allocs = torch.cuda.memory_stats().get("allocation.all.allocated", 0) - allocs_before
+    new_threads = len(set(os.listdir("/proc/self/task")) - threads_before)
+    blocked = _blocks_behind_sleep(torch, fn, impls.inputs.next(impl))
+    obs = AuditObservation(
+        calls=calls,
+        sync_api_calls=trace.get("sync", 0),
+        blocked_behind_sleep=blocked,
+        malloc_api_calls=trace.get("malloc", 0),
+        torch_allocations=allocs,
+        foreign_stream_kernels=trace.get("foreign", 0),
+        new_threads=new_threads,
+        trace_available=trace.get("ok", False),
+    )
+    return audit_findings(obs)
+
+
+def _profile(torch, fn, sets) -> dict:
+    """Count sync / allocation API calls inside the calls, and GPU work off the caller's stream."""
+    try:
+        from torch.profiler import ProfilerActivity, profile, record_function
+
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+            torch.cuda._sleep(1000)  # marker kernel: identifies the caller's stream in the trace
+            for s in sets:
+                with record_function("l2x_call"):
+                    fn(s)
+            torch.cuda.synchronize()
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "trace.json")
+            prof.export_chrome_trace(path)
+            with open(path) as f:
+                events = json.load(f).get("traceEvents", [])
+    except Exception as exc:
+        print(f"audit: profiler unavailable: {exc}", file=sys.stderr)
+        return {"ok": False}
+    windows = [(e["ts"], e["ts"] + e.get("dur", 0)) for e in events if e.get("name") == "l2x_call"]
+
+    def inside(e) -> bool:
+        ts = e.get("ts", -1)
+        return any(lo <= ts <= hi for lo, hi in windows)
+
+    gpu = [e for e in events if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
+    marker = next((e for e in gpu if "sleep" in e.get("name", "").lower()), None)
+    caller_stream = marker.get("args", {}).get("stream") if marker else None
+    runtime = [e for e in events if e.get("cat") in ("cuda_runtime", "cuda_driver") and inside(e)]
+    return {
+        "ok": True,
+        "sync": sum(1 for e in runtime if e.get("name") in _SYNC_APIS),
+        "malloc": sum(1 for e in runtime if e.get("name") in _MALLOC_APIS),
+        "foreign": 0
+        if caller_stream is None
+        else sum(1 for e in gpu if e is not marker and e.get("args", {}).get("stream") != caller_stream),
+    }
+
+
+def _blocks_behind_sleep(torch, fn, s) -> bool:
+    """Queue ~20 ms of GPU sleep, then call: a launcher that synchronises waits it out."""
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    torch.cuda._sleep(1_000_000)
+    end.record()
+    end.synchronize()
+    per_cycle = start.elapsed_time(end) / 1e3 / 1_000_000
+    cycles = int(0.02 / max(per_cycle, 1e-12))
+    torch.cuda._sleep(cycles)
+    t0 = time.perf_counter()
+    fn(s)
+    waited = time.perf_counter() - t0
+    torch.cuda.synchronize()
+    return waited > 0.015
+
+
+def autotune(
+    torch, impls: Implementations, settings: ProtocolSettings, layout: str, accumulator: str
+) -> dict | None:
+    """Time every cuBLASLt candidate under the offline protocol; keep the fastest (SPEC §6)."""
+    names = sorted(
+        (n for n in impls.fns if n.startswith(f"lt-candidate-{layout}-")),
+        key=lambda n: int(n.rsplit("-", 1)[1]),
+    )
+    if not names:
+        return None
+    offline = ProtocolSettings(
+        mode="offline",
+        samples=max(5, settings.samples // 2),
+        warmup_s=settings.warmup_s,
+        sample_target_s=settings.sample_target_s,
+        seed=settings.seed + 7,
+    )
+    correct = check_correctness(torch, impls, names, accumulator)
+    usable = [n for n in names if correct[n]["status"] == "ok"] or names[:1]
+    timed = measure(TorchBackend(torch, impls), usable, offline)
+    best = min(usable, key=lambda n: summarize(timed[n].device).median)
+    index = int(best.rsplit("-", 1)[1])
+    impls.fns[f"cuBLASLt-auto-tuning-{layout}"] = impls.fns[best]
+    return {
+        "layout": layout,
+        "candidates": len(names),
+        "chosen": index,
+        "times_us": {n.rsplit("-", 1)[1]: summarize(timed[n].device).median * 1e6 for n in usable},
+    }
+
+
+def run_job(torch, job: dict, state: dict, progress: Callable[[str], None]) -> dict:
+    from importer import native
+
+    m, n, k = job["m"], job["n"], job["k"]
+    started = time.perf_counter()
+    settings = ProtocolSettings(**job["protocol"])
+    accumulator = job["accumulator"]
+    compute16 = accumulator == "F16F16F16F16"
+    key = ("baselines", compute16)
+    if key not in state:
+        state[key] = native.CublasBaselines(compute16=compute16)
+    lib = state[key]
+    kernel_fn = None
+    kernel_error = None
+    if job.get("kernel_module"):
+        progress("loading kernel")
+        try:
+            from importer.kernel_build import load_module
+
+            kernel_fn = load_module(job["kernel_module"])
+        except Exception as exc:
+            kernel_error = f"could not load the built kernel: {exc}"
+    pad_shape = tuple(job["pad_shape"]) if job.get("pad_shape") else None
+    free, _total = torch.cuda.mem_get_info()
+    l2 = state["info"]["l2_bytes"] or 50 * 2**20
+    per_set = bytes_per_set(m, n, k, pad_shape)
+    count = rotation_sets(per_set, l2, free) if job.get("l2", "cold") == "cold" else 1
+    progress("allocating inputs")
+    inputs = Inputs(torch, m, n, k, count, pad_shape, settings.seed)
+    impls = Implementations(torch, job, lib, inputs, kernel_fn)
+    measured_names = [b for b in job["baselines"] if b in impls.fns or b.startswith("cuBLASLt-auto-tuning")]
+    progress("checking correctness")
+    check_names = [x for x in impls.fns if not x.startswith("lt-candidate")]
+    correctness = check_correctness(torch, impls, check_names, accumulator)
+    findings: list[tuple[str, str]] = []
+    if "kernel" in impls.fns:
+        findings += [tuple(f) for f in correctness["kernel"]["findings"]]
+        progress("auditing the launcher")
+        findings += audit(torch, impls, "kernel")
+    tuning = {}
+    for layout in ("nn", "tn"):
+        if f"cuBLASLt-auto-tuning-{layout}" in job["baselines"]:
+            progress(f"auto-tuning cuBLASLt {layout}")
+            result = autotune(torch, impls, settings, layout, accumulator)
+            if result:
+                correctness[f"cuBLASLt-auto-tuning-{layout}"] = result.pop("verdict")
+                tuning[layout] = result
+    names = [x for x in ("kernel", "kernel+padding", *measured_names) if x in impls.fns]
+    progress(f"measuring ({settings.mode})")
+    samples = measure(
+        TorchBackend(torch, impls),
+        names,
+        settings,
+        on_round=lambda i, total: progress(f"measuring ({settings.mode}) {i}/{total}"),
+    )
+    flops = 2.0 * m * n * k
+    rows = []
+    for name in names:
+        impl_name = "kernel" if name == "kernel+padding" else name
+        verdict = correctness.get("kernel" if name == "kernel+padding" else name, {})
+        base = dict(
+            implementation=impl_name,
+            padded=name == "kernel+padding",
+            status=verdict.get("status", "ok"),
+            rel_error=verdict.get("rel_error"),
+            error_ratio=verdict.get("error_ratio"),
+            message=None,
+        )
+        if name.startswith("cuBLASLt-auto-tuning") and name.rsplit("-", 1)[1] in tuning:
+            t = tuning[name.rsplit("-", 1)[1]]
+            base["message"] = f"algorithm {t['chosen']} of {t['candidates']} heuristic candidates"
+        s = samples[name]
+        for metric, values, unit in (
+            ("device_time", s.device, "s"),
+            ("host_latency", s.host, "s"),
+            ("reference_tflops", [flops / h / 1e12 for h in s.host], "TFLOP/s"),
+        ):
+            stats = summarize(values)
+            rows.append(
+                {
+                    **base,
+                    "metric": metric,
+                    "unit": unit,
+                    "n_samples": stats.n,
+                    "calls_per_sample": s.calls_per_sample if metric == "device_time" else 1,
+                    "median": stats.median,
+                    "p10": stats.p10,
+                    "p90": stats.p90,
+                    "mean": stats.mean,
+                    "p99": stats.p99,
+                    "min": stats.min,
+                    "max": stats.max,
+                    "samples": values if metric != "reference_tflops" else [],
+                }
+            )
+    for name, note in impls.notes.items():
+        rows.append(
+            {
+                "implementation": name,
+                "padded": False,
+                "status": "skipped",
+                "metric": "device_time",
+                "unit": "s",
+                "message": note,
+            }
+        )
+    if kernel_error:
+        rows.append(
+            {
+                "implementation": "kernel",
+                "padded": False,
+                "status": "crashed",
+                "metric": "device_time",
+                "unit": "s",
+                "message": kernel_error,
+            }
+        )
+    torch.cuda.synchronize()
+    return {
+        "op": "result",
+        "m": m,
+        "n": n,
+        "k": k,
+        "rows": rows,
+        "audit": findings,
+        "info": {
+            "rotation_sets": count,
+            "bytes_per_set": per_set,
+            "autotune": tuning,
+            "seconds": time.perf_counter() - started,
+        },
+    }
+
+
+def main() -> int:
+    channel = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)  # stray prints (a kernel's printf) go to stderr, not into the protocol
+    try:
+        import torch
+
+        if not torch.cuda.is_available():
+            _send(channel, {"op": "fatal", "error": "no CUDA GPU visible to torch"})
+            return 7
+        torch.backends.cuda.matmul.allow_tf32 = False
+        info = device_info()
+    except Exception as exc:
+        _send(channel, {"op": "fatal", "error": f"{type(exc).__name__}: {exc}"})
+        return 1
+    _send(channel, {"op": "hello", "info": info, "pid": os.getpid()})
+    state: dict = {"info": info}
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        job = json.loads(line)
+        if job.get("op") == "exit":
+            break
+
+        def progress(phase: str, job=job) -> None:
+            _send(channel, {"op": "progress", "m": job["m"], "n": job["n"], "k": job["k"], "phase": phase})
+
+        try:
+            _send(channel, run_job(torch, job, state, progress))
+        except Exception as exc:
+            text = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
+            broken = _context_broken(torch)
+            _send(
+                channel,
+                {
+                    "op": "error",
+                    "m": job["m"],
+                    "n": job["n"],
+                    "k": job["k"],
+                    "status": "crashed" if broken else "error",
+                    "message": text,
+                    "traceback": traceback.format_exc()[-4000:],
+                },
+            )
+            if broken:
+                return 3
+    return 0
+
+
+def _context_broken(torch) -> bool:
+    try:
+        torch.cuda.synchronize()
+        torch.zeros(1, device="cuda").add_(1).item()
+        return False
+    except Exception:
+        return True
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,92 @@
+"""A stand-in for importer.worker on machines without a GPU: same JSON-lines protocol.
+
+Planted behaviours by M: 13 crashes the process when the kernel runs, 17 hangs when the kernel
+runs, 19 reports a CUDA-context error; every other config returns synthetic timings after
+FAKE_WORKER_DELAY seconds. Used only by the orchestrator's CPU tests.
+"""
+
+import json
+import os
+import sys
+import time
+
+out = os.fdopen(os.dup(1), "w", buffering=1)
+
+
+def send(msg):
+    out.write(json.dumps(msg) + "\n")
+    out.flush()
+
+
+send(
+    {
+        "op": "hello",
+        "pid": os.getpid(),
+        "info": {
+            "gpu_name": "Fake H100 80GB",
+            "sm_count": 132,
+            "l2_bytes": 50 * 2**20,
+            "memory_bytes": 80 * 2**30,
+            "torch": "fake",
+            "cuda": "13.0",
+            "clock_sm_mhz": 1980,
+            "driver": "fake",
+        },
+    }
+)
+for line in sys.stdin:
+    job = json.loads(line)
+    if job.get("op") == "exit":
+        break
+    m, n, k = job["m"], job["n"], job["k"]
+    with_kernel = job.get("kernel_module") is not None
+    send({"op": "progress", "m": m, "n": n, "k": k, "phase": "measuring"})
+    if with_kernel and m == 13:
+        print("illegal memory access (planted)", file=sys.stderr, flush=True)
+        os._exit(3)
+    if with_kernel and m == 17:
+        time.sleep(3600)
+    if with_kernel and m == 19:
+        send({"op": "error", "m": m, "n": n, "k": k, "status": "crashed", "message": "CUDA error (planted)"})
+        sys.exit(3)
+    time.sleep(float(os.environ.get("FAKE_WORKER_DELAY", "0")))
+    rows = []
+    names = (["kernel"] if with_kernel else []) + job["baselines"]
+    for i, name in enumerate(names):
+        t = (1.0 + 0.1 * i) * 1e-5 * (m * n * k) ** (1 / 3) / 64
+        rows.append(
+            {
+                "implementation": name,
+                "metric": "device_time",
+                "padded": False,
+                "unit": "s",
+                "n_samples": 3,
+                "calls_per_sample": 4,
+                "median": t,
+                "p10": t * 0.99,
+                "p90": t * 1.01,
+                "mean": t,
+                "p99": t,
+                "min": t,
+                "max": t,
+                "status": "ok",
+                "rel_error": 1e-4,
+                "error_ratio": 1.0,
+                "message": None,
+                "samples": [t * 0.99, t, t * 1.01],
+            }
+        )
+    send(
+        {
+            "op": "result",
+            "m": m,
+            "n": n,
+            "k": k,
+            "rows": rows,
+            "audit": [],
+            "info": {"seconds": 0.01, "rotation_sets": 2},
+        }
+    )
+    if os.environ.get("FAKE_WORKER_LOG"):
+        with open(os.environ["FAKE_WORKER_LOG"], "a") as log:
+            log.write(f"{m}_{n}_{k}\n")

@@ -1,0 +1,195 @@
+"""The orchestrator on a CPU machine: isolation, per-config commits and resume, with a stand-in
+worker speaking the real JSON-lines protocol (tests/fake_worker.py)."""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from db.shapes import Shape
+from db.store import Store
+from importer import bench
+from importer.protocol import ProtocolSettings
+
+FAKE = Path(__file__).parent / "fake_worker.py"
+BASELINES = ("cuBLAS-nn", "cuBLAS-tn", "torch.matmul")
+
+
+@pytest.fixture(autouse=True)
+def fake_worker(monkeypatch):
+    monkeypatch.setenv("CUDA_L2_EXPLORER_WORKER", str(FAKE))
+    monkeypatch.setenv("FAKE_WORKER_DELAY", "0")
+
+
+def _plan(shapes, kernels=True, timeout=20.0, gpus=(0,)):
+    entries = {s: bench.KernelEntry(module="/fake/module.so") for s in shapes} if kernels else {}
+    return bench.BenchPlan(
+        shapes=list(shapes),
+        settings=ProtocolSettings(mode="offline", samples=3),
+        baselines=BASELINES,
+        set_id="planted/h100_F32F16F16F32",
+        kernels=entries,
+        gpus=list(gpus),
+        timeout_s=timeout,
+    )
+
+
+def _set_row(store):
+    with store.transaction():
+        store.con.execute(
+            "INSERT INTO kernel_sets (set_id, name, gpu, accumulator, origin) "
+            "VALUES ('planted/h100_F32F16F16F32', 'planted', 'h100', 'F32F16F16F32', 'imported')"
+        )
+
+
+def test_crash_hang_and_error_cost_only_their_config(db_path):
+    shapes = [Shape(64, 64, 64), Shape(13, 64, 64), Shape(17, 64, 64), Shape(19, 64, 64), Shape(128, 64, 64)]
+    with Store.open(db_path) as store:
+        _set_row(store)
+        seen = []
+        _run_id, summary = bench.run_plan(store, _plan(shapes, timeout=3.0), "test", progress=seen.append)
+        configs = store.query("SELECT m, status, message FROM run_configs ORDER BY m").to_dicts()
+        kernel_rows = store.query(
+            "SELECT m, status, message FROM measurements WHERE implementation = 'kernel' ORDER BY m"
+        ).to_dicts()
+        baseline_counts = store.query(
+            "SELECT m, count(*) AS n FROM measurements WHERE implementation <> 'kernel' GROUP BY m ORDER BY m"
+        ).to_dicts()
+        run = store.query("SELECT status, gpu, gpu_name, clock_start_mhz, params FROM runs").to_dicts()[0]
+    assert [(c["m"], c["status"]) for c in configs] == [
+        (13, "crashed"),
+        (17, "timeout"),
+        (19, "crashed"),
+        (64, "done"),
+        (128, "done"),
+    ]
+    assert "illegal memory access" in configs[0]["message"]
+    assert {r["m"]: r["status"] for r in kernel_rows} == {
+        13: "crashed",
+        17: "timeout",
+        19: "crashed",
+        64: "ok",
+        128: "ok",
+    }
+    # every config kept its baselines, including the failed ones (retried without the kernel)
+    assert all(row["n"] == len(BASELINES) for row in baseline_counts) and len(baseline_counts) == 5
+    assert run["status"] == "complete" and run["gpu"] == "h100" and run["clock_start_mhz"] == 1980
+    assert summary["done"] == 2 and summary["crashed"] == 2 and summary["timeout"] == 1
+    assert seen[-1].done == seen[-1].total == 5
+
+
+def test_measured_rows_feed_speedups(db_path):
+    with Store.open(db_path) as store:
+        _set_row(store)
+        bench.run_plan(store, _plan([Shape(64, 64, 64)]), "test")
+        rows = store.query("SELECT baseline, speedup FROM speedups ORDER BY baseline").to_dicts()
+    by = {r["baseline"]: r["speedup"] for r in rows}
+    assert by["cuBLAS-nn"] == pytest.approx(1.1) and by["cuBLAS-tn"] == pytest.approx(1.2)
+    assert by["best-baseline"] == pytest.approx(1.1) and by["cuBLAS-max"] == pytest.approx(1.1)
+
+
+def test_resume_redoes_only_what_is_missing(db_path):
+    shapes = [Shape(64 * i, 64, 64) for i in range(1, 5)]
+    with Store.open(db_path) as store:
+        _set_row(store)
+        run_id, _ = bench.run_plan(store, _plan(shapes[:2]), "test")
+        # Pretend the run was planned for all four and interrupted after two.
+        store.con.execute(
+            "UPDATE runs SET status = 'interrupted', params = json_merge_patch(params, ?) WHERE run_id = ?",
+            ['{"shapes": ["64_64_64", "128_64_64", "192_64_64", "256_64_64"]}', run_id],
+        )
+        found = bench.find_resumable(store, None, "planted/h100_F32F16F16F32", "offline")
+        assert found[0] == run_id
+        bench.run_plan(store, _plan(shapes), "test", resume=found)
+        counts = store.query("SELECT m, count(*) AS n FROM run_configs GROUP BY m ORDER BY m").to_dicts()
+        status = store.scalar("SELECT status FROM runs WHERE run_id = ?", [run_id])
+        dupes = store.scalar(
+            "SELECT count(*) FROM (SELECT run_id, m, n, k, implementation, metric, padded, count(*) c "
+            "FROM measurements GROUP BY ALL HAVING c > 1)"
+        )
+    assert counts == [{"m": 64 * i, "n": 1} for i in range(1, 5)]
+    assert status == "complete" and dupes == 0
+
+
+def test_kill_9_then_resume_loses_nothing(db_path, tmp_path):
+    """SIGKILL the parent mid-run; --resume finishes it with no loss and no duplicates."""
+    script = tmp_path / "run.py"
+    script.write_text(
+        textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(Path(__file__).parents[1])!r})
+        from tests.test_bench_cpu import _plan, _set_row
+        from db.shapes import Shape
+        from db.store import Store
+        from importer import bench
+        shapes = [Shape(64 * i, 64, 64) for i in range(1, 13)]
+        with Store.open({str(db_path)!r}) as store:
+            resume = None
+            if len(sys.argv) > 1:
+                resume = bench.find_resumable(store, None, "planted/h100_F32F16F16F32", "offline")
+            else:
+                _set_row(store)
+            bench.run_plan(store, _plan(shapes), "test", resume=resume)
+    """)
+    )
+    log = tmp_path / "answered.txt"
+    env = {**os.environ, "FAKE_WORKER_DELAY": "0.15", "FAKE_WORKER_LOG": str(log)}
+    parent = subprocess.Popen([sys.executable, str(script)], env=env, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and (not log.exists() or len(log.read_text().split()) < 5):
+        time.sleep(0.05)
+    os.killpg(parent.pid, signal.SIGKILL)  # parent and worker, mid-run
+    parent.wait()
+    with Store.open(db_path, read_only=True) as store:
+        committed = store.scalar("SELECT count(*) FROM run_configs")
+        assert store.scalar("SELECT status FROM runs") == "running"
+    assert 3 <= committed < 12
+    done = subprocess.run([sys.executable, str(script), "resume"], env=env, timeout=120)
+    assert done.returncode == 0
+    with Store.open(db_path, read_only=True) as store:
+        assert store.scalar("SELECT count(*) FROM run_configs") == 12
+        assert store.scalar("SELECT count(DISTINCT (m, n, k)) FROM measurements") == 12
+        assert (
+            store.scalar(
+                "SELECT count(*) FROM (SELECT m, implementation, metric, count(*) c FROM measurements "
+                "GROUP BY ALL HAVING c > 1)"
+            )
+            == 0
+        )
+        assert store.scalar("SELECT status FROM runs") == "complete"
+
+
+def test_two_gpus_share_one_run(db_path):
+    shapes = [Shape(64 * i, 64, 64) for i in range(1, 7)]
+    with Store.open(db_path) as store:
+        _set_row(store)
+        run_id, summary = bench.run_plan(store, _plan(shapes, gpus=(0, 1)), "test")
+        lanes = store.query("SELECT DISTINCT gpu_index FROM run_configs ORDER BY 1")["gpu_index"].to_list()
+        assert store.scalar("SELECT count(*) FROM run_configs WHERE run_id = ?", [run_id]) == 6
+    assert summary["done"] == 6
+    assert set(lanes) <= {0, 1} and len(lanes) >= 1
+
+
+def test_gpu_labels_and_gpu_selection():
+    assert bench.gpu_label("NVIDIA H100 80GB HBM3") == "h100"
+    assert bench.gpu_label("NVIDIA H200") == "h200"
+    assert bench.gpu_label("Some New GPU") == "some-new-gpu"
+    assert bench.parse_gpus("all", 4) == [0, 1, 2, 3]
+    assert bench.parse_gpus("1,0,1", 2) == [0, 1]
+    from db.errors import UsageError
+
+    for bad in ("2", "x", ""):
+        with pytest.raises(UsageError):
+            bench.parse_gpus(bad, 2)
+
+
+def test_bench_without_a_gpu_says_so(cli, db_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "torch", None)  # as on a laptop without torch
+    result = cli("--db", db_path, "bench", "--mnk", "64_64_64", "--baselines", "cuBLAS-nn")
+    assert result.code == 7 and "torch" in result.err
+    assert len(result.err.strip().splitlines()) == 1

@@ -1,0 +1,94 @@
+"""The bundled read-only dataset: layered beside the user's store, shadowed by the user's copy."""
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+from conftest import OFFLINE, SERVER, UPSTREAM
+
+from db import bundled
+from db.build_bundled import build
+from db.migrations import SCHEMA_VERSION
+from db.store import Store
+
+
+@pytest.fixture
+def bundle_dir(tmp_path) -> Path:
+    out = tmp_path / "bundle"
+    build([OFFLINE, SERVER], [], out, "fixture bundle")
+    return out
+
+
+def test_bundle_is_read_beside_an_empty_store(bundle_dir, db_path):
+    with Store.open(db_path, read_only=True, with_bundled=True, bundled_dir=bundle_dir) as store:
+        assert store.scalar("SELECT count(*) FROM all_published_speedups") == 160
+        assert store.scalar("SELECT bool_and(bundled) FROM all_kernel_sets") is True
+    assert not db_path.exists()
+
+
+def test_user_copy_shadows_the_bundled_one(bundle_dir, db_path, cli, tmp_path):
+    changed = tmp_path / OFFLINE.name
+    changed.write_text(OFFLINE.read_text().replace("64_64_64,2.000", "64_64_64,3.000"))
+    assert cli("--db", db_path, "--no-bundled", "import-results", changed, "-q").code == 0
+    with Store.open(db_path, read_only=True, with_bundled=True, bundled_dir=bundle_dir) as store:
+        rows = store.query(
+            "SELECT mode, bundled, count(*) AS n FROM all_published_speedups GROUP BY ALL ORDER BY mode"
+        )
+        assert rows.to_dicts() == [
+            {"mode": "offline", "bundled": False, "n": 80},  # the user's file
+            {"mode": "server", "bundled": True, "n": 80},  # still from the bundle
+        ]
+        assert store.scalar("SELECT count(*) FROM all_runs") == 2
+        assert store.scalar("SELECT count(*) FROM all_kernel_sets") == 1
+        assert (
+            store.scalar(
+                "SELECT speedup FROM speedups WHERE mode='offline' AND m=64 AND n=64 AND k=64 "
+                "AND baseline='torch.matmul'"
+            )
+            == 3.0
+        )
+
+
+def test_older_bundle_reads_new_columns_as_null(bundle_dir, db_path):
+    import duckdb
+
+    con = duckdb.connect()
+    target = bundle_dir / "kernel_sets.parquet"
+    con.execute(
+        f"COPY (SELECT * EXCLUDE (description) FROM read_parquet('{target}')) "
+        f"TO '{target}.new' (FORMAT parquet)"
+    )
+    Path(f"{target}.new").replace(target)
+    with Store.open(db_path, read_only=True, with_bundled=True, bundled_dir=bundle_dir) as store:
+        assert store.scalar("SELECT count(*) FROM all_kernel_sets WHERE description IS NULL") == 1
+
+
+def test_shipped_bundle_matches_the_schema_and_its_sources():
+    shipped = bundled.manifest()
+    assert shipped, "db/bundled/ has no dataset: run python -m db.build_bundled"
+    assert shipped["schema_version"] == SCHEMA_VERSION
+    with Store.open(None, read_only=True, with_bundled=True) as store:
+        assert store.bundled_dir == bundled.default_dir()
+        counts = {t: store.scalar(f"SELECT count(*) FROM bundled_{t}") for t in shipped["rows"]}
+    assert counts == shipped["rows"]
+    # Every published file in tests/data/upstream is in the bundle, row for row.
+    assert counts["published_speedups"] == sum(
+        10 * (len(p.read_text().strip().splitlines()) - 1) for p in UPSTREAM.glob("*.csv")
+    )
+
+
+def test_wheel_carries_the_bundled_dataset_and_no_kernels_package(tmp_path):
+    root = Path(__file__).resolve().parents[1]
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", tmp_path, root],
+        check=True,
+        capture_output=True,
+    )
+    wheel = next(tmp_path.glob("cuda_l2_explorer-*.whl"))
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "db/bundled/manifest.json" in names
+    assert "db/bundled/published_speedups.parquet" in names
+    assert "importer/csrc/hgemm_baselines.cu" in names
+    assert not any(n.startswith(("kernels/", "cutlass/", "tests/")) for n in names)

@@ -1,0 +1,155 @@
+"""SPEC §7 protocol logic on the CPU: statistics, sizing, scheduling, correctness and audit rules."""
+
+import random
+import statistics
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from importer.protocol import (
+    AuditObservation,
+    ProtocolSettings,
+    audit_findings,
+    calls_per_sample,
+    classify_correctness,
+    measure,
+    percentile,
+    rotation_sets,
+    round_orders,
+    server_gaps,
+    summarize,
+)
+
+values = st.lists(st.floats(1e-7, 1.0, allow_nan=False), min_size=2, max_size=200)
+
+
+@given(values)
+def test_summary_matches_the_statistics_module(xs):
+    s = summarize(xs)
+    deciles = statistics.quantiles(xs, n=10, method="inclusive")
+    assert s.median == pytest.approx(statistics.median(xs))
+    assert s.p10 == pytest.approx(deciles[0]) and s.p90 == pytest.approx(deciles[-1])
+    assert s.p99 == pytest.approx(statistics.quantiles(xs, n=100, method="inclusive")[-1])
+    assert s.mean == pytest.approx(statistics.fmean(xs))
+    assert s.min <= s.p10 <= s.median <= s.p90 <= s.p99 <= s.max
+
+
+def test_percentile_edges():
+    assert percentile([3.0], 90) == 3.0
+    with pytest.raises(ValueError):
+        percentile([], 50)
+
+
+def test_rotation_spans_twice_l2_within_memory():
+    l2 = 50 * 2**20
+    tiny = 2 * (64 * 64 * 3 + 64 * 64)  # 64^3: many sets
+    assert rotation_sets(tiny, l2, 80 * 2**30, max_sets=10**9) * tiny >= 2 * l2
+    big = 2 * (3 * 16384 * 16384 + 16384 * 16384)  # 2 GiB a set: two sets already exceed L2
+    assert rotation_sets(big, l2, 80 * 2**30) == 2
+    # 16384^3 on a nearly full GPU: as many as fit in half the free memory, at least one
+    assert rotation_sets(big, l2, 3 * 2**30) == 1
+    assert rotation_sets(tiny, l2, 80 * 2**30) == 64  # capped
+
+
+@given(st.integers(1, 10**9), st.integers(1, 2**30), st.integers(0, 2**40))
+def test_rotation_bounds(per_set, l2, free):
+    n = rotation_sets(per_set, l2, free)
+    assert 1 <= n <= 64
+    assert n == 1 or n * per_set <= 0.5 * free
+
+
+def test_calls_per_sample():
+    assert calls_per_sample(2e-6) == 500
+    assert calls_per_sample(5e-3) == 1
+    assert calls_per_sample(0.0) == 4096
+    assert calls_per_sample(1e-9) == 4096
+
+
+def test_rounds_are_shuffled_permutations():
+    names = ["kernel", "a", "b", "c", "d"]
+    orders = round_orders(names, 20, random.Random(1))
+    assert all(sorted(o) == sorted(names) for o in orders)
+    assert len({tuple(o) for o in orders}) > 5
+
+
+def test_server_gaps_have_the_target_mean():
+    gaps = server_gaps(20000, 100.0, random.Random(3))
+    assert statistics.fmean(gaps) == pytest.approx(0.01, rel=0.05)
+    assert min(gaps) >= 0
+    with pytest.raises(ValueError):
+        server_gaps(1, 0, random.Random(0))
+
+
+class FakeBackend:
+    """Deterministic device: each impl has a fixed per-call time; records what ran."""
+
+    def __init__(self, per_call):
+        self.per_call = per_call
+        self.log = []
+        self.slept = []
+
+    def offline_sample(self, impl, calls):
+        self.log.append(("offline", impl, calls))
+        return self.per_call[impl] * calls, self.per_call[impl] * calls + 5e-6
+
+    def single_call(self, impl):
+        self.log.append(("single", impl, 1))
+        return self.per_call[impl], self.per_call[impl] + 2e-5
+
+    def sleep(self, seconds):
+        self.slept.append(seconds)
+
+
+def test_offline_measurement():
+    backend = FakeBackend({"kernel": 2e-6, "cuBLAS-nn": 1e-3})
+    result = measure(backend, ["kernel", "cuBLAS-nn"], ProtocolSettings(samples=7, warmup_s=0.0))
+    assert result["kernel"].calls_per_sample == 500 and result["cuBLAS-nn"].calls_per_sample == 1
+    assert summarize(result["kernel"].device).median == pytest.approx(2e-6)
+    assert summarize(result["kernel"].host).median == pytest.approx(2.2e-5)
+    assert len(result["kernel"].device) == 7
+    sampled = {impl for kind, impl, calls in backend.log if kind == "offline" and calls > 1}
+    assert sampled == {"kernel"}  # only the fast one needs several calls per sample
+    assert backend.slept == []
+
+
+def test_server_measurement_sleeps_before_every_call():
+    backend = FakeBackend({"kernel": 1e-5, "torch.matmul": 2e-5})
+    result = measure(backend, ["kernel", "torch.matmul"], ProtocolSettings(mode="server", samples=10, seed=5))
+    assert len(backend.slept) == 20
+    assert result["torch.matmul"].device == [2e-5] * 10
+    assert result["kernel"].host == [pytest.approx(3e-5)] * 10
+
+
+def test_interleaving_changes_between_rounds():
+    backend = FakeBackend({name: 1e-3 for name in "abcdef"})
+    measure(backend, list("abcdef"), ProtocolSettings(samples=10, warmup_s=0.0, seed=2))
+    measured = [impl for kind, impl, calls in backend.log if kind == "offline"][6 * 3 :]  # after warm-up
+    rounds = [tuple(measured[i : i + 6]) for i in range(0, 60, 6)]
+    assert all(sorted(r) == list("abcdef") for r in rounds)
+    assert len(set(rounds)) > 3
+
+
+def test_correctness_rules():
+    ok = classify_correctness(2.1e-4, 2.0e-4, "F32F16F16F32")
+    assert ok.status == "ok" and ok.findings == () and ok.error_ratio == pytest.approx(1.05)
+    fp16 = classify_correctness(4e-3, 2.0e-4, "F32F16F16F32")
+    assert [f[0] for f in fp16.findings] == ["fp16_accumulation_suspected"]
+    assert classify_correctness(4e-3, 2.0e-4, "F16F16F16F16").findings == ()  # expected in an fp16 set
+    assert classify_correctness(0.3, 2e-4, "F32F16F16F32").status == "incorrect"
+    assert classify_correctness(float("nan"), 2e-4, "F32F16F16F32").status == "incorrect"
+    assert classify_correctness(1e-4, 2e-4, "F32F16F16F32", finite=False).status == "incorrect"
+    assert classify_correctness(1e-4, None, "F32F16F16F32").status == "ok"
+
+
+def test_audit_rules():
+    assert audit_findings(AuditObservation(calls=5)) == []
+    codes = lambda obs: [code for code, _ in audit_findings(obs)]  # noqa: E731
+    assert codes(AuditObservation(calls=5, sync_api_calls=5)) == ["sync_per_call"]
+    assert codes(AuditObservation(calls=5, sync_api_calls=1)) == []  # one sync is not per call
+    assert codes(AuditObservation(calls=5, blocked_behind_sleep=True)) == ["sync_per_call"]
+    assert codes(AuditObservation(calls=5, torch_allocations=5)) == ["alloc_per_call"]
+    assert codes(AuditObservation(calls=5, malloc_api_calls=10)) == ["alloc_per_call"]
+    assert codes(AuditObservation(calls=5, foreign_stream_kernels=5)) == ["hidden_stream_work"]
+    assert codes(AuditObservation(calls=5, new_threads=1)) == ["extra_threads"]
+    assert codes(AuditObservation(calls=5, trace_available=False)) == ["audit_partial"]
