@@ -19,7 +19,7 @@ from db import bundled
 from db.migrations import DATA_TABLES
 from db.store import Store
 from importer.fetch import FetchOptions
-from importer.published import import_published, load_published
+from importer.published import UPSTREAM_BASE, import_published, load_published
 
 
 def build(published: list[Path], stores: list[Path], out_dir: Path, description: str) -> dict:
@@ -28,6 +28,12 @@ def build(published: list[Path], stores: list[Path], out_dir: Path, description:
         with Store.open(staging_db, with_bundled=False) as store:
             files = [load_published(str(p), FetchOptions()) for p in published]
             import_published(store, files, command_line="python -m db.build_bundled")
+            # Cite where the files are published, not the maintainer's checkout.
+            for published in files:
+                store.con.execute(
+                    "UPDATE main.runs SET source = ? WHERE source = ?",
+                    [f"{UPSTREAM_BASE}/{Path(published.origin).name}", published.origin],
+                )
             for source in stores:
                 store.con.execute(f"ATTACH '{source}' AS src (READ_ONLY)")
                 with store.transaction():

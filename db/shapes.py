@@ -107,3 +107,19 @@ def floor_seconds(shape: Shape, gpu: str) -> float | None:
     compute = shape.flops / (peaks.tflops * 1e12)
     traffic = 2 * (shape.m * shape.k + shape.k * shape.n + shape.m * shape.n) / (peaks.hbm_tbps * 1e12)
     return max(compute, traffic)
+
+
+REGIMES = ("tiny", "skinny", "small-K", "large")
+
+
+def regime(shape: Shape, gpu: str = "h100") -> str:
+    """'tiny' (floor under 5 us: launch-bound), memory-bound 'skinny' (small M or N) or 'small-K',
+    or compute-bound 'large', from the roofline of the GPU (H100 figures when unknown)."""
+    peaks = GPU_PEAKS.get(gpu, GPU_PEAKS["h100"])
+    compute = shape.flops / (peaks.tflops * 1e12)
+    traffic = 2 * (shape.m * shape.k + shape.k * shape.n + shape.m * shape.n) / (peaks.hbm_tbps * 1e12)
+    if max(compute, traffic) < 5e-6:
+        return "tiny"
+    if traffic >= compute:
+        return "small-K" if shape.k <= min(shape.m, shape.n) else "skinny"
+    return "large"

@@ -549,6 +549,16 @@ def _clean_stale_tmp(cache: Path) -> None:
             pass
 
 
+def _discard(entry: Path, cache: Path, key: str) -> None:
+    """Move a cache entry out of the way (atomically), then delete it."""
+    trash = Path(tempfile.mkdtemp(prefix=f".tmp-{key[:16]}-old-", dir=cache))
+    try:
+        os.rename(entry, trash / "entry")
+    except OSError:
+        pass
+    shutil.rmtree(trash, ignore_errors=True)
+
+
 def _build_job(
     job: _Job, config: BuildConfig, cache: Path, runner: _ProcessRunner, force: bool
 ) -> BuildResult:
@@ -606,13 +616,8 @@ def _build_job(
             "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         }
         (tmp / "build.json").write_text(json.dumps(meta, indent=1))
-        if force and entry.exists():
-            trash = Path(tempfile.mkdtemp(prefix=f".tmp-{job.key[:16]}-old-", dir=cache))
-            try:
-                os.rename(entry, trash / "entry")
-            except OSError:
-                pass
-            shutil.rmtree(trash, ignore_errors=True)
+        if entry.exists() and (force or _cached(entry, module, job.key) is None):
+            _discard(entry, cache, job.key)  # replaced on request, or a broken entry made by hand
         try:
             os.rename(tmp, entry)
         except OSError:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import stat
 import sys
 import time
 from pathlib import Path
@@ -152,17 +151,21 @@ def test_scan_with_a_tight_size_limit_has_nothing_left(tmp_path):
         scan_set(folder, max_bytes=10)
 
 
-@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root reads unreadable files")
-def test_unreadable_file_is_a_problem(tmp_path):
+def test_unreadable_file_is_a_problem(tmp_path, monkeypatch):
+    import importer.kernelset as ks
+
     folder = make_set(tmp_path, {"64_64_64.cu": GOOD, "128_128_128.cu": GOOD})
-    locked = folder / "128_128_128.cu"
-    locked.chmod(0)
-    try:
-        scan = scan_set(folder)
-    finally:
-        locked.chmod(stat.S_IRUSR | stat.S_IWUSR)
+    real = ks._read_limited
+
+    def deny(path, max_bytes):
+        if Path(path).name == "128_128_128.cu":
+            raise PermissionError(13, "Permission denied")
+        return real(path, max_bytes)
+
+    monkeypatch.setattr(ks, "_read_limited", deny)
+    scan = scan_set(folder)
     assert [f.rel for f in scan.files] == ["64_64_64.cu"]
-    assert "cannot read" in dict(scan.problems)["128_128_128.cu"]
+    assert dict(scan.problems)["128_128_128.cu"] == "cannot read: Permission denied"
 
 
 def test_root_errors(tmp_path):
@@ -609,6 +612,24 @@ def test_build_cache_hit_shared_contents_and_force(tmp_path, fake_config):
         files[0], config=kb.BuildConfig(**{**fake_config.__dict__, "arch": "sm_80"}), cache_dir=cache
     )
     assert other_arch.ok and other_arch.key != a.key and len(cache_entries(cache)) == 3
+
+
+@needs_nvcc
+def test_broken_entry_is_rebuilt(tmp_path, fake_config):
+    folder = make_set(tmp_path, {"64_64_64.cu": GOOD})
+    f = scan_set(folder).files[0]
+    cache = tmp_path / "cache"
+    key = kb.build_key(GOOD.encode(), f.function, fake_config)
+    (cache / key).mkdir(parents=True)
+    (cache / key / "leftover.o").write_text("junk")  # no module, no build.json
+    result = kb.build_one(f, config=fake_config, cache_dir=cache)
+    assert result.ok and not result.cached and result.key == key
+    assert sorted(p.name for p in (cache / key).iterdir()) == [
+        "build.json",
+        f"{kb.module_name(key)}.so",
+        "wrapper.cu",
+    ]
+    assert cache_entries(cache) == [key]
 
 
 @needs_nvcc
