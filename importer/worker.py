@@ -255,23 +255,39 @@ class TorchBackend:
 
 
 def check_correctness(torch, impls: Implementations, names: list[str], accumulator: str) -> dict[str, dict]:
-    """Fresh N(0,1) inputs, C poisoned with NaN, error against an fp64 reference."""
+    """Fresh N(0,1) inputs, C poisoned with NaN, error against an fp64 reference.
+
+    A call that raises is recorded as ``crashed`` with its message (and left out of the timing);
+    one that breaks the CUDA context ends the job (KernelCrashed).
+    """
     s = impls.inputs.sets[0]
     ref = s[0].double() @ s[1].double()
     ref_norm = float(torch.linalg.norm(ref))
-    raw = {}
+    raw: dict[str, tuple[float, bool]] = {}
+    out: dict[str, dict] = {}
     for name in names:
-        out = impls.output_of(name, s)
+        result = impls.output_of(name, s)
         s[3].fill_(float("nan"))
         if s[4] is not None:
             s[4][3].fill_(float("nan"))
-        impls.fns[name](s)
-        torch.cuda.synchronize()
-        finite = bool(torch.isfinite(out).all())
-        err = float(torch.linalg.norm(out.double() - ref)) / ref_norm if finite else math.inf
+        try:
+            impls.fns[name](s)
+            torch.cuda.synchronize()
+        except Exception as exc:
+            if _context_broken(torch):
+                raise KernelCrashed(f"{name}: {_first_line(exc)}") from exc
+            out[name] = {
+                "status": "crashed",
+                "rel_error": None,
+                "error_ratio": None,
+                "findings": [],
+                "message": f"the call raised: {_first_line(exc)}",
+            }
+            continue
+        finite = bool(torch.isfinite(result).all())
+        err = float(torch.linalg.norm(result.double() - ref)) / ref_norm if finite else math.inf
         raw[name] = (err, finite)
     reference = next((raw[n][0] for n in ("cuBLAS-nn", "cuBLAS-tn", "torch.matmul") if n in raw), None)
-    out = {}
     for name, (err, finite) in raw.items():
         verdict = classify_correctness(err, reference, accumulator, finite)
         out[name] = {
@@ -280,7 +296,15 @@ def check_correctness(torch, impls: Implementations, names: list[str], accumulat
             "error_ratio": verdict.error_ratio,
             "findings": list(verdict.findings),
         }
+    for name, verdict in out.items():
+        if verdict["status"] == "crashed":
+            impls.fns.pop(name, None)
     return out
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}"
 
 
 def audit(torch, impls: Implementations, impl: str, calls: int = 5) -> list[tuple[str, str]]:
@@ -312,8 +336,11 @@ def _profile(torch, fn, sets) -> dict:
     try:
         from torch.profiler import ProfilerActivity, profile, record_function
 
+        marker = torch.empty(1024, device="cuda")
         with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-            torch.cuda._sleep(1000)  # marker kernel: identifies the caller's stream in the trace
+            with record_function("l2x_marker"):  # kernels that identify the caller's stream
+                for _ in range(2 * len(sets) + 2):
+                    marker.fill_(1.0)
             for s in sets:
                 with record_function("l2x_call"):
                     fn(s)
@@ -381,7 +408,9 @@ def autotune(
         seed=settings.seed + 7,
     )
     correct = check_correctness(torch, impls, names, accumulator)
-    usable = [n for n in names if correct[n]["status"] == "ok"] or names[:1]
+    usable = [n for n in names if correct[n]["status"] == "ok"]
+    if not usable:
+        return None
     timed = measure(TorchBackend(torch, impls), usable, offline)
     best = min(usable, key=lambda n: summarize(timed[n].device).median)
     index = int(best.rsplit("-", 1)[1])
@@ -390,6 +419,7 @@ def autotune(
         "layout": layout,
         "candidates": len(names),
         "chosen": index,
+        "verdict": correct[best],
         "times_us": {n.rsplit("-", 1)[1]: summarize(timed[n].device).median * 1e6 for n in usable},
     }
 
@@ -487,6 +517,18 @@ def run_job(torch, job: dict, state: dict, progress: Callable[[str], None]) -> d
                     "min": stats.min,
                     "max": stats.max,
                     "samples": values if metric != "reference_tflops" else [],
+                }
+            )
+    for name, verdict in correctness.items():
+        if verdict["status"] == "crashed":
+            rows.append(
+                {
+                    "implementation": name.replace("kernel+padding", "kernel"),
+                    "padded": name == "kernel+padding",
+                    "status": "crashed",
+                    "metric": "device_time",
+                    "unit": "s",
+                    "message": verdict.get("message"),
                 }
             )
     for name, note in impls.notes.items():

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# One device call of the harness work, from the repository root on the GPU machine:
+#   bash benchmarks/harness/run_device.sh tests      # the GPU tests (tests/gpu)
+#   bash benchmarks/harness/run_device.sh evidence   # the 60-config run, offline then server
+# Carried: .whl (duckdb, pytest and its needs). Results land in $OUT.
+set -uo pipefail
+OUT=${OUT:-/tmp/harness-out}
+mkdir -p "$OUT"
+python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl || exit 1
+export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
+export CUDA_L2_EXPLORER_BUILD_CACHE=/tmp/l2x-build CUDA_L2_EXPLORER_NATIVE_CACHE=/tmp/l2x-native
+{
+  date -u +%Y-%m-%dT%H:%M:%SZ
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv
+  nvcc --version | tail -2
+  python3 -c 'import sys, torch; print("python", sys.version.split()[0], "torch", torch.__version__, "cuda", torch.version.cuda)'
+} >"$OUT/device.txt" 2>&1
+cat "$OUT/device.txt"
+
+case "${1:-tests}" in
+tests)
+  python3 -m pytest -q -p no:cacheprovider tests/gpu 2>&1 | tee "$OUT/gpu_tests.txt"
+  ;;
+evidence)
+  python3 benchmarks/make_evidence_set.py /tmp/sets
+  MNK=$(grep -v '^#' benchmarks/harness/configs.txt | tr -s ' \n' ',' | sed 's/^,//; s/,$//')
+  for mode in offline server; do
+    start=$(date +%s)
+    python3 -m explorer --db "$OUT/harness.duckdb" --no-bundled bench --set /tmp/sets/simple-tiled/h100_F32F16F16F32 \
+      --mnk "$MNK" --mode "$mode" --json >"$OUT/$mode.json" 2>"$OUT/$mode.log"
+    echo "$mode: exit $? in $(( $(date +%s) - start )) s (builds included)" | tee -a "$OUT/device.txt"
+    tail -5 "$OUT/$mode.log"
+  done
+  ;;
+esac
