@@ -28,6 +28,8 @@ def _bench(db: Path, *args: str) -> int:
 def offline_db(tmp_path_factory):
     db = tmp_path_factory.mktemp("harness") / "store.duckdb"
     assert _bench(db, "--set", str(FP32_SET), "--mode", "offline", "--samples", "3", "--timeout", "60") == 0
+    for row in _rows(db, "SELECT m, n, k, status, message FROM run_configs ORDER BY ALL"):
+        print("config", *row)  # shown when a test fails
     return db
 
 
@@ -66,7 +68,7 @@ def _findings(db, shape):
 
 def test_clean_controls_pass_and_stay_clean(offline_db):
     for shape in ("128_256_512", "64_64_64"):
-        assert _status(offline_db, shape)[0] == "done"
+        assert _status(offline_db, shape)[0] == "done", _status(offline_db, shape)
         status, err, ratio, median = _kernel(offline_db, shape)[0]
         assert status == "ok" and err < 1e-3 and ratio < 4 and median > 0
         assert _findings(offline_db, shape) == set()
