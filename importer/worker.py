@@ -312,11 +312,15 @@ def audit(torch, impls: Implementations, impl: str, calls: int = 5) -> list[tupl
     fn = impls.fns[impl]
     sets = [impls.inputs.next(impl) for _ in range(calls)]
     torch.cuda.synchronize()
+    # Threads and allocations are counted on plain calls: the profiler starts threads of its own.
     threads_before = set(os.listdir("/proc/self/task"))
     allocs_before = torch.cuda.memory_stats().get("allocation.all.allocated", 0)
-    trace = _profile(torch, fn, sets)
+    for s in sets:
+        fn(s)
+    torch.cuda.synchronize()
     allocs = torch.cuda.memory_stats().get("allocation.all.allocated", 0) - allocs_before
     new_threads = len(set(os.listdir("/proc/self/task")) - threads_before)
+    trace = _profile(torch, fn, sets)
     blocked = _blocks_behind_sleep(torch, fn, impls.inputs.next(impl))
     obs = AuditObservation(
         calls=calls,
@@ -353,24 +357,59 @@ def _profile(torch, fn, sets) -> dict:
     except Exception as exc:
         print(f"audit: profiler unavailable: {exc}", file=sys.stderr)
         return {"ok": False}
-    windows = [(e["ts"], e["ts"] + e.get("dur", 0)) for e in events if e.get("name") == "l2x_call"]
+    windows = _windows(events, "l2x_call")
 
     def inside(e) -> bool:
         ts = e.get("ts", -1)
         return any(lo <= ts <= hi for lo, hi in windows)
 
     gpu = [e for e in events if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
-    marker = next((e for e in gpu if "sleep" in e.get("name", "").lower()), None)
-    caller_stream = marker.get("args", {}).get("stream") if marker else None
+    marker_ids = _correlations_in(events, "l2x_marker")
+    caller_stream = _caller_stream(gpu, marker_ids)
     runtime = [e for e in events if e.get("cat") in ("cuda_runtime", "cuda_driver") and inside(e)]
+    foreign = [
+        e
+        for e in gpu
+        if e.get("args", {}).get("correlation") not in marker_ids
+        and e.get("args", {}).get("stream") != caller_stream
+    ]
     return {
-        "ok": True,
+        "ok": caller_stream is not None,
         "sync": sum(1 for e in runtime if e.get("name") in _SYNC_APIS),
         "malloc": sum(1 for e in runtime if e.get("name") in _MALLOC_APIS),
-        "foreign": 0
-        if caller_stream is None
-        else sum(1 for e in gpu if e is not marker and e.get("args", {}).get("stream") != caller_stream),
+        "foreign": len(foreign) if caller_stream is not None else 0,
     }
+
+
+def _windows(events: list[dict], range_name: str) -> list[tuple[float, float]]:
+    """Host-side time ranges of a record_function (not its GPU-side annotation)."""
+    return [
+        (e["ts"], e["ts"] + e.get("dur", 0))
+        for e in events
+        if e.get("name") == range_name and e.get("cat") == "user_annotation"
+    ]
+
+
+def _correlations_in(events: list[dict], range_name: str) -> set:
+    """Correlation ids of the runtime launches made inside the named record_function ranges."""
+    windows = _windows(events, range_name)
+    return {
+        e.get("args", {}).get("correlation")
+        for e in events
+        if e.get("cat") in ("cuda_runtime", "cuda_driver")
+        and any(lo <= e.get("ts", -1) <= hi for lo, hi in windows)
+    } - {None}
+
+
+def _caller_stream(gpu: list[dict], marker_ids: set):
+    """The stream of the marker kernels (by correlation), else the stream most GPU ops used."""
+    streams = [
+        e.get("args", {}).get("stream") for e in gpu if e.get("args", {}).get("correlation") in marker_ids
+    ]
+    if not streams:
+        streams = [e.get("args", {}).get("stream") for e in gpu]
+    streams = [x for x in streams if x is not None]
+    return max(set(streams), key=streams.count) if streams else None
 
 
 def _blocks_behind_sleep(torch, fn, s) -> bool:
