@@ -123,8 +123,9 @@ def run_bench_command(args: argparse.Namespace) -> int:
             bar.close()
     _say(
         args,
-        f"run {run_id}: {summary['done']} configs measured, "
-        f"{summary['configs'] - summary['done']} with failures, {summary['seconds']:.0f} s "
+        f"run {run_id}: {summary['measured_now']} configs measured now "
+        f"({summary['measured_now'] - summary['done']} with failures), "
+        f"{summary['configs'] - summary['measured_now']} done earlier; {summary['seconds']:.0f} s "
         f"on {summary['gpu_name']}",
     )
     emit([{"run_id": run_id, **summary}], args.fmt)

@@ -2,6 +2,9 @@
 # One device call of the harness work, from the repository root on the GPU machine:
 #   bash benchmarks/harness/run_device.sh tests      # the GPU tests (tests/gpu)
 #   bash benchmarks/harness/run_device.sh evidence   # the 60-config run, offline then server
+#   bash benchmarks/harness/run_device.sh grid [S]   # the 1000-config grid offline with the A/A set
+#                                                     # (aa-torch), killed (-9) after S
+#                                                     # seconds; resumes from .grid/grid.tar if present
 # Carried: .whl (duckdb, pytest and its needs). Results land in $OUT.
 set -uo pipefail
 OUT=${OUT:-/tmp/harness-out}
@@ -31,5 +34,18 @@ evidence)
     echo "$mode: exit $? in $(( $(date +%s) - start )) s (builds included)" | tee -a "$OUT/device.txt"
     tail -5 "$OUT/$mode.log"
   done
+  ;;
+grid)
+  python3 -c 'from db.shapes import grid_shapes; print(" ".join(map(str, grid_shapes())))' >/tmp/grid.txt
+  python3 benchmarks/make_evidence_set.py /tmp/sets /tmp/grid.txt --aa
+  DB=/tmp/grid.duckdb
+  RESUME=""
+  if [ -f .grid/grid.tar ]; then python3 benchmarks/store_pack.py unpack .grid/grid.tar $DB; RESUME="--resume"; fi
+  start=$(date +%s)
+  timeout -s KILL "${2:-520}" python3 -m explorer --db $DB --no-bundled bench --set /tmp/sets/aa-torch/h100_F32F16F16F32 \
+    --grid --mode offline $RESUME --json >"$OUT/grid.json" 2>"$OUT/grid.log"
+  echo "grid: exit $? after $(( $(date +%s) - start )) s $RESUME" | tee -a "$OUT/device.txt"
+  python3 -c "import duckdb; c=duckdb.connect('$DB', read_only=True); print('configs committed:', c.execute('select count(*) from run_configs').fetchone()[0], 'duplicates:', c.execute('select count(*) from (select run_id,m,n,k,implementation,metric,padded,count(*) c from measurements group by all having c>1)').fetchone()[0])" | tee -a "$OUT/device.txt"
+  python3 benchmarks/store_pack.py pack $DB "$OUT/grid.tar"
   ;;
 esac
