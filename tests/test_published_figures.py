@@ -40,7 +40,9 @@ def upstream_stats(tmp_path_factory):
 
 @pytest.mark.parametrize(("gpu", "acc", "mode", "baseline", "percent"), PUBLISHED)
 def test_arithmetic_means_match_the_published_figures(cli, upstream_stats, gpu, acc, mode, baseline, percent):
-    result = cli("--db", upstream_stats, "stats", "--gpu", gpu, "--mode", mode, "--baseline", baseline, "--json")
+    result = cli(
+        "--db", upstream_stats, "stats", "--gpu", gpu, "--mode", mode, "--baseline", baseline, "--json"
+    )
     assert result.code == 0, result.err
     (row,) = [r for r in result.json() if r["accumulator"] == acc]
     assert round((row["mean"] - 1) * 100, 1) == percent
