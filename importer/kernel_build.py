@@ -400,11 +400,9 @@ def render_wrapper(source: Path, function: str, module: str) -> str:
 
 
 def default_cache_dir() -> Path:
-    env = os.environ.get(_ENV_CACHE)
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "cuda-l2-explorer" / "kernels"
+    from importer.cache import cache_dir
+
+    return cache_dir("kernels", _ENV_CACHE)
 
 
 def trim_log(text: str, limit: int = MAX_LOG_CHARS) -> str:

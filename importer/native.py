@@ -222,11 +222,9 @@ def _header_version(inc: Path) -> str:
 
 
 def default_cache_dir() -> Path:
-    env = os.environ.get(_ENV_CACHE)
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "cuda-l2-explorer" / "native"
+    from importer.cache import cache_dir
+
+    return cache_dir("native", _ENV_CACHE)
 
 
 def build_key(

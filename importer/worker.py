@@ -29,15 +29,6 @@ from importer.protocol import (
     summarize,
 )
 
-BASELINE_NAMES = (
-    "torch.matmul",
-    "cuBLAS-nn",
-    "cuBLAS-tn",
-    "cuBLASLt-heuristic-nn",
-    "cuBLASLt-heuristic-tn",
-    "cuBLASLt-auto-tuning-nn",
-    "cuBLASLt-auto-tuning-tn",
-)
 MAX_LT_CANDIDATES = 100
 _SYNC_APIS = (
     "cudaDeviceSynchronize",
