@@ -69,10 +69,16 @@ def resolve_filters(
         raise UsageError(f"mode must be offline or server (got {mode!r})")
     if gpu is not None:
         gpu = gpu.strip().lower()
-        known = sorted(set(sets["gpu"].to_list()))
+        # A set is labelled with the GPU it was made for; measured runs say where they ran.
+        pairs = store.query(
+            "SELECT set_id, gpu FROM all_kernel_sets UNION SELECT set_id, gpu FROM all_runs "
+            "WHERE set_id IS NOT NULL"
+        )
+        known = sorted(set(pairs["gpu"].to_list()))
         if gpu not in known:
             raise NotFoundError(f"unknown GPU {gpu!r}; the store has {', '.join(known)}")
-        sets = sets.filter(pl.col("gpu") == gpu)
+        with_gpu = set(pairs.filter(pl.col("gpu") == gpu)["set_id"].to_list())
+        sets = sets.filter(pl.col("set_id").is_in(with_gpu))
     set_ids = None
     if set_ is not None:
         chosen = sets.filter((pl.col("set_id") == set_) | (pl.col("name") == set_))
@@ -154,3 +160,115 @@ def config_candidates(store: Store, filters: Filters) -> pl.DataFrame:
         """,
         params,
     )
+
+
+HEADLINE = ("torch.matmul", "cuBLAS-max", "cuBLASLt-heuristic-max", "cuBLASLt-auto-tuning-max")
+
+
+def selections(store: Store) -> pl.DataFrame:
+    """Every (set, GPU, mode, source) that has data: what the app lets you pick."""
+    return store.query(
+        "SELECT DISTINCT set_id, gpu, mode, source FROM speedups ORDER BY gpu, set_id, mode, source"
+    )
+
+
+def config_table(store: Store, set_id: str, gpu: str, mode: str) -> pl.DataFrame:
+    """One row per config of a set on a GPU in a mode: kernel time, speedups, floor, status, audit.
+
+    Configs whose kernel was incorrect, crashed or timed out are kept (with their status) even
+    though they have no speedups.
+    """
+    from db.shapes import Shape, floor_seconds, regime
+
+    pivots = ", ".join(f"max(speedup) FILTER (WHERE baseline = '{b}') AS \"vs {b}\"" for b in HEADLINE)
+    frame = store.query(
+        f"""
+        WITH sp AS (SELECT * FROM speedups WHERE set_id = ? AND gpu = ? AND mode = ?),
+        configs AS (
+            SELECT DISTINCT m, n, k FROM sp
+            UNION
+            SELECT DISTINCT x.m, x.n, x.k FROM all_measurements x JOIN all_runs r USING (run_id)
+            WHERE r.set_id = ? AND r.gpu = ? AND r.mode = ? AND x.implementation = 'kernel'
+        ),
+        kernel AS (
+            SELECT x.m, x.n, x.k, arg_max(x.status, r.started_at) AS status,
+                   arg_max(x.message, r.started_at) AS message
+            FROM all_measurements x JOIN all_runs r USING (run_id)
+            WHERE r.set_id = ? AND r.gpu = ? AND r.mode = ? AND x.implementation = 'kernel'
+              AND x.metric = 'device_time' AND NOT x.padded
+            GROUP BY ALL
+        ),
+        audit AS (
+            SELECT a.m, a.n, a.k, string_agg(DISTINCT a.finding, ',' ORDER BY a.finding) AS audit
+            FROM all_audit_findings a JOIN all_runs r USING (run_id)
+            WHERE r.set_id = ? AND r.gpu = ? AND r.mode = ?
+            GROUP BY ALL
+        ),
+        wide AS (
+            SELECT m, n, k, max(kernel_s) FILTER (WHERE baseline = '{BEST}') * 1e6 AS kernel_us,
+                   max(baseline_s) FILTER (WHERE baseline = '{BEST}') * 1e6 AS best_baseline_us,
+                   max(speedup) FILTER (WHERE baseline = '{BEST}') AS speedup,
+                   max(outcome) FILTER (WHERE baseline = '{BEST}') AS outcome,
+                   {pivots}
+            FROM sp GROUP BY m, n, k
+        )
+        SELECT c.m, c.n, c.k, w.kernel_us, w.best_baseline_us, w.speedup, w.outcome,
+               {", ".join(f'w."vs {b}"' for b in HEADLINE)},
+               coalesce(kn.status, CASE WHEN w.speedup IS NULL THEN NULL ELSE 'ok' END) AS status,
+               coalesce(au.audit, '') AS audit, kn.message
+        FROM configs c
+        LEFT JOIN wide w USING (m, n, k)
+        LEFT JOIN kernel kn USING (m, n, k)
+        LEFT JOIN audit au USING (m, n, k)
+        ORDER BY c.m, c.n, c.k
+        """,
+        [set_id, gpu, mode] * 4,
+    )
+    if frame.height == 0:
+        return frame
+    shapes = [Shape(m, n, k) for m, n, k in frame.select("m", "n", "k").iter_rows()]
+    floors = [floor_seconds(s, gpu) for s in shapes]
+    kernel = frame["kernel_us"].to_list()
+    return frame.with_columns(
+        pl.Series("regime", [regime(s, gpu) for s in shapes]),
+        pl.Series(
+            "floor_frac",
+            [None if f is None or t is None else f * 1e6 / t for f, t in zip(floors, kernel, strict=True)],
+            dtype=pl.Float64,
+        ),
+    )
+
+
+def samples(store: Store, set_id: str, gpu: str, mode: str, m: int, n: int, k: int) -> pl.DataFrame:
+    """Per-sample device times (microseconds) of every implementation at one config."""
+    return store.query(
+        "SELECT s.implementation, s.padded, s.idx, s.value * 1e6 AS us FROM all_samples s "
+        "JOIN all_runs r USING (run_id) WHERE r.set_id = ? AND r.gpu = ? AND r.mode = ? "
+        "AND s.m = ? AND s.n = ? AND s.k = ? AND s.metric = 'device_time' ORDER BY ALL",
+        [set_id, gpu, mode, m, n, k],
+    )
+
+
+def kernel_detail(store: Store, set_id: str, m: int, n: int, k: int) -> dict:
+    """Source, parameters, build log, correctness and audit rows of one kernel (when stored)."""
+    kernel = store.query(
+        "SELECT * EXCLUDE (bundled) FROM all_kernels WHERE set_id = ? AND m = ? AND n = ? AND k = ?",
+        [set_id, m, n, k],
+    )
+    measured = store.query(
+        "SELECT r.gpu, r.mode, x.padded, x.status, x.rel_error, x.error_ratio, x.median * 1e6 AS median_us, "
+        "x.message FROM all_measurements x JOIN all_runs r USING (run_id) WHERE r.set_id = ? "
+        "AND x.m = ? AND x.n = ? AND x.k = ? AND x.implementation = 'kernel' AND x.metric = 'device_time' "
+        "ORDER BY r.gpu, r.mode, x.padded",
+        [set_id, m, n, k],
+    )
+    audit = store.query(
+        "SELECT DISTINCT r.gpu, r.mode, a.finding, a.detail FROM all_audit_findings a JOIN all_runs r "
+        "USING (run_id) WHERE r.set_id = ? AND a.m = ? AND a.n = ? AND a.k = ? ORDER BY ALL",
+        [set_id, m, n, k],
+    )
+    return {
+        "kernel": kernel.to_dicts()[0] if kernel.height else None,
+        "measurements": measured,
+        "audit": audit,
+    }

@@ -110,7 +110,7 @@ def run_bench_command(args: argparse.Namespace) -> int:
             timeout_s=args.timeout,
             l2="warm" if args.warm_l2 else "cold",
         )
-        bar = ProgressBar(f"bench {settings.mode}", enabled=None if not args.quiet else False)
+        bar = _bar(args, f"bench {settings.mode}")
         try:
             run_id, summary = bench.run_plan(
                 store,
@@ -143,7 +143,7 @@ def _build(args, store: Store, scan, set_id: str, shapes: list[Shape]) -> dict:
     if missing:
         _say(args, f"{len(missing)} config(s) have no kernel file in {scan.root}; baselines only for those")
     files = [by_shape[s] for s in shapes if s in by_shape]
-    bar = ProgressBar("building kernels", enabled=None if not args.quiet else False)
+    bar = _bar(args, "building kernels")
     try:
         results = build_all(files, jobs=args.jobs, progress=lambda done, total: bar.steps(done, total))
     finally:
@@ -190,6 +190,13 @@ def _build(args, store: Store, scan, set_id: str, shapes: list[Shape]) -> dict:
     failed = sum(1 for r in results.values() if not r.ok)
     _say(args, f"built {len(files) - failed} of {len(files)} kernels ({failed} failed to compile)")
     return entries
+
+
+def _bar(args: argparse.Namespace, label: str) -> ProgressBar:
+    mode = getattr(args, "progress", "auto")
+    if mode == "jsonl":
+        return ProgressBar(label, jsonl=True)
+    return ProgressBar(label, enabled=False if args.quiet or mode == "none" else None)
 
 
 def _say(args: argparse.Namespace, text: str) -> None:

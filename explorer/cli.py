@@ -103,6 +103,8 @@ def build_parser() -> argparse.ArgumentParser:
         _add_store_options(p, top=False)
         return p
 
+    command("overview", "print a short overview of the store (what the app shows first)")
+
     p = command("info", "show the store, its schema version and the bundled dataset")
     _add_format(p)
 
@@ -166,6 +168,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--warm-l2", action="store_true", help="no input rotation: warm-L2 figures, labelled")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="parallel kernel builds")
+    p.add_argument(
+        "--progress",
+        choices=("auto", "jsonl", "none"),
+        default="auto",
+        help="progress on stderr: a bar on a terminal, JSON lines, or nothing",
+    )
     _add_format(p)
 
     p = command("stats", "aggregate speedups per set, mode and baseline (geomean first)")
@@ -369,8 +377,16 @@ def cmd_lookup(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_app(args: argparse.Namespace) -> int:
+    """No command: open the Textual app."""
+    from explorer.app.app import ExplorerApp
+
+    ExplorerApp(Path(args.db).expanduser() if args.db else None, False if args.no_bundled else None).run()
+    return 0
+
+
 def cmd_overview(args: argparse.Namespace) -> int:
-    """No command: a short overview of what the store holds (the Textual app replaces this)."""
+    """A short text overview of what the store holds."""
     from db.queries import kernel_sets, resolve_filters, stats
     from explorer.output import emit, message
 
@@ -406,7 +422,8 @@ COMMANDS = {
     "bench": cmd_bench,
     "stats": cmd_stats,
     "lookup": cmd_lookup,
-    None: cmd_overview,
+    "overview": cmd_overview,
+    None: cmd_app,
 }
 
 

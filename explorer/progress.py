@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 
 
 class ProgressBar:
-    """Redraws one stderr line at most ~10 times a second; silent when stderr is not a TTY."""
+    """Redraws one stderr line at most ~10 times a second; silent when stderr is not a TTY.
 
-    def __init__(self, label: str, enabled: bool | None = None, min_total: int = 0) -> None:
+    With ``jsonl=True`` it writes one JSON object per update instead (for the app's live run).
+    """
+
+    def __init__(
+        self, label: str, enabled: bool | None = None, min_total: int = 0, jsonl: bool = False
+    ) -> None:
         self.label = label
-        self.enabled = sys.stderr.isatty() if enabled is None else enabled
+        self.jsonl = jsonl
+        self.enabled = jsonl or (sys.stderr.isatty() if enabled is None else enabled)
         self.min_total = min_total
         self._last = 0.0
         self._drawn = False
@@ -51,6 +58,18 @@ class ProgressBar:
         if now - self._last < 0.1 and done < total:
             return
         self._last = now
+        if self.jsonl:
+            record = {
+                "label": self.label,
+                "done": done,
+                "total": total,
+                "detail": detail,
+                "eta_s": eta_s,
+                "failed": failed,
+            }
+            sys.stderr.write(json.dumps(record) + "\n")
+            sys.stderr.flush()
+            return
         frac = done / total if total else 1.0
         eta = "" if eta_s is None else f" ETA {int(eta_s // 60)}m{int(eta_s % 60):02d}s"
         bad = f" ({failed} failed)" if failed else ""

@@ -95,3 +95,17 @@ def store_locked_by_another_process(path: Path):
     finally:
         holder.stdin.close()
         holder.wait(timeout=30)
+
+
+@pytest.fixture
+def app_db(cli, db_path):
+    """The hand-made published fixture plus two measured configs of a set measured on an H100."""
+    from test_store import _insert_bench_run
+
+    from db.store import Store
+
+    assert cli("--db", db_path, "-q", "import-results", OFFLINE, SERVER).code == 0
+    with Store.open(db_path) as store, store.transaction():
+        _insert_bench_run(store, "r1", 256, 512, 1024)
+        _insert_bench_run(store, "r2", 1024, 1024, 1024)
+    return db_path

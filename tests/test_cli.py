@@ -104,10 +104,10 @@ def test_sets_and_info(cli, loaded_db):
     assert cli("--db", loaded_db, "info").code == 0
 
 
-def test_overview_without_a_command(cli, loaded_db, db_path):
-    result = cli("--db", loaded_db)
+def test_overview(cli, loaded_db, db_path):
+    result = cli("--db", loaded_db, "overview")
     assert result.code == 0 and "best-baseline" in result.out
-    empty = cli("--db", db_path.with_name("empty.duckdb"))
+    empty = cli("--db", db_path.with_name("empty.duckdb"), "overview")
     assert empty.code == 0 and "empty" in empty.err
 
 

@@ -1,0 +1,1 @@
+"""One pane per file; each shows what the app hands it and posts messages for what it wants."""

@@ -1,0 +1,93 @@
+"""Live benchmark: runs ``cuda-l2-explorer bench`` in a subprocess on the local GPU.
+
+The pane builds the command; the app runs it (releasing its read-only hold on the store, since
+DuckDB allows one writer) and feeds progress back. Esc cancels: the run is marked interrupted and
+``--resume`` finishes it later.
+"""
+
+from __future__ import annotations
+
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.widgets import Button, Input, Log, ProgressBar, Select, Static
+
+from db.errors import UsageError
+from db.shapes import parse_mnk
+
+
+class BenchPane(Vertical):
+    DEFAULT_CSS = """
+    BenchPane #bench-form { height: 3; }
+    BenchPane #bench-set { width: 2fr; }
+    BenchPane #bench-mnk { width: 2fr; }
+    BenchPane #bench-mode { width: 16; }
+    BenchPane #bench-status { height: auto; padding: 0 1; }
+    BenchPane Log { height: 1fr; border: round $panel; }
+    """
+
+    class Start(Message):
+        def __init__(self, args: list[str]) -> None:
+            self.args = args
+            super().__init__()
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="bench-form"):
+            yield Input(placeholder="kernel set folder (SPEC §4 layout)", id="bench-set")
+            yield Input(placeholder="configs: 64_64_64,4096_4096_4096", id="bench-mnk")
+            yield Select(
+                [("offline", "offline"), ("server", "server")],
+                value="offline",
+                allow_blank=False,
+                id="bench-mode",
+            )
+            yield Button("Run", id="bench-run", variant="primary")
+        yield Static("Measures on this machine's GPU; Esc cancels a run.", id="bench-status")
+        yield ProgressBar(id="bench-progress", show_eta=True)
+        yield Log(id="bench-log", highlight=False)
+
+    def prefill(self, set_dir: str | None, mnk: str) -> None:
+        if set_dir:
+            self.query_one("#bench-set", Input).value = set_dir
+        self.query_one("#bench-mnk", Input).value = mnk
+
+    @on(Button.Pressed, "#bench-run")
+    def _run(self) -> None:
+        set_dir = self.query_one("#bench-set", Input).value.strip()
+        mnk = self.query_one("#bench-mnk", Input).value.strip()
+        try:
+            shapes = [parse_mnk(x) for x in mnk.split(",") if x.strip()]
+            if not shapes:
+                raise UsageError("give at least one config as M_N_K")
+        except UsageError as exc:
+            self.app.notify(str(exc), title="bench", severity="error")
+            return
+        args = [
+            "bench",
+            "--mnk",
+            ",".join(str(s) for s in shapes),
+            "--mode",
+            str(self.query_one("#bench-mode", Select).value),
+            "--progress",
+            "jsonl",
+            "--json",
+        ]
+        if set_dir:
+            args += ["--set", set_dir]
+        self.post_message(self.Start(args))
+
+    def running(self, on: bool) -> None:
+        self.query_one("#bench-run", Button).disabled = on
+
+    def progress(self, done: int, total: int, detail: str) -> None:
+        bar = self.query_one("#bench-progress", ProgressBar)
+        bar.update(total=max(total, 1), progress=done)
+        self.query_one("#bench-status", Static).update(f"{done}/{total} configs · {detail}")
+
+    def log_line(self, text: str) -> None:
+        self.query_one("#bench-log", Log).write_line(text)
+
+    def finished(self, text: str) -> None:
+        self.query_one("#bench-status", Static).update(text)
+        self.running(False)

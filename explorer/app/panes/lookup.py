@@ -1,0 +1,82 @@
+"""Lookup: type M N K, get the ranked candidates of SPEC §8 with their evidence."""
+
+from __future__ import annotations
+
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.widgets import Checkbox, DataTable, Input, Static
+
+from db.errors import UsageError
+from db.lookup import LookupResult
+from db.shapes import Shape, parse_shape
+
+COLUMNS = ("rank", "tier", "set_id", "gpu", "mode", "config", "runs at", "predicted", "basis")
+
+
+class LookupPane(Vertical):
+    DEFAULT_CSS = """
+    LookupPane #lookup-controls { height: 3; }
+    LookupPane #lookup-input { width: 40; }
+    LookupPane #lookup-message { height: auto; padding: 0 1; }
+    """
+
+    class Requested(Message):
+        def __init__(self, shape: Shape, same_gpu_mode: bool) -> None:
+            self.shape = shape
+            self.same_gpu_mode = same_gpu_mode
+            super().__init__()
+
+    class CandidateChosen(Message):
+        def __init__(self, set_id: str, shape: Shape) -> None:
+            self.set_id = set_id
+            self.shape = shape
+            super().__init__()
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="lookup-controls"):
+            yield Input(placeholder="M N K, e.g. 4096 14336 4096", id="lookup-input")
+            yield Checkbox("only the selected GPU and mode", value=True, id="lookup-same")
+        yield Static("", id="lookup-message")
+        yield DataTable(id="lookup-table", zebra_stripes=True, cursor_type="row")
+
+    @on(Input.Submitted, "#lookup-input")
+    def _submit(self, event: Input.Submitted) -> None:
+        parts = event.value.replace(",", " ").replace("x", " ").split()
+        try:
+            if len(parts) != 3:
+                raise UsageError("type three positive integers: M N K")
+            shape = parse_shape(*parts)
+        except UsageError as exc:
+            self.app.notify(str(exc), title="lookup", severity="error")
+            return
+        self.post_message(self.Requested(shape, self.query_one("#lookup-same", Checkbox).value))
+
+    def show(self, result: LookupResult) -> None:
+        self.query_one("#lookup-message", Static).update(result.message)
+        table = self.query_one("#lookup-table", DataTable)
+        table.clear(columns=True)
+        for column in COLUMNS:
+            table.add_column(column, key=column)
+        for r in result.candidates:
+            c = r.candidate
+            predicted = "-" if r.predicted_speedup is None else f"{r.predicted_speedup:.3f}"
+            table.add_row(
+                str(r.rank),
+                r.tier,
+                c.set_id,
+                c.gpu,
+                c.mode,
+                str(c.shape),
+                r.runs_at,
+                predicted,
+                r.predicted_basis,
+                key=f"{c.set_id}|{c.shape}|{c.gpu}|{c.mode}|{r.rank}",
+            )
+
+    @on(DataTable.RowSelected, "#lookup-table")
+    def _chosen(self, event: DataTable.RowSelected) -> None:
+        set_id, mnk, *_ = str(event.row_key.value).split("|")
+        m, n, k = (int(x) for x in mnk.split("_"))
+        self.post_message(self.CandidateChosen(set_id, Shape(m, n, k)))

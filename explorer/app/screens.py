@@ -1,0 +1,152 @@
+"""Modal screens: the kernel view, the help screen, and the table-export dialog."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+from rich.syntax import Syntax
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Checkbox, DataTable, Input, Markdown, Static
+
+from db.shapes import Shape
+from explorer.app.table_io import export_frame
+
+HELP = """\
+# cuda-l2-explorer
+
+Keyboard first; the mouse works too. **Ctrl+P** opens the command palette (every action is there,
+themes too). Keys can be remapped in `~/.config/cuda-l2-explorer/keys.toml`:
+
+```toml
+[keys]
+show_configs = "c"      # binding id = key(s), comma separated
+```
+
+| key | action | binding id |
+|---|---|---|
+| 1-7 | Overview, Configs, Heatmap, Plots, Lookup, Compare, Bench | show_overview ... show_bench |
+| / | focus the filter of the Configs table | focus_filter |
+| Enter | open the kernel view of the row (Configs, Lookup) | |
+| y | copy the row under the cursor as TSV | copy_row |
+| Y | copy the visible table as TSV (CSV / Markdown in the palette) | copy_table |
+| e | export the visible table to CSV or Parquet | export_table |
+| r | reload the data | reload |
+| Esc | close a dialog, or cancel a running benchmark | |
+| ? / F1 | this help | help |
+| q | quit | quit |
+
+## Filter expressions (Configs)
+
+Column names (`m`, `n`, `k`, `speedup`, `kernel_us`, `best_baseline_us`, `floor_frac`, `regime`,
+`status`, `audit`), numbers and 'strings', `== != < <= > >=`, `and or not`, `+ - * /`.
+Examples: `m >= 1024 and speedup < 1`, `regime == 'tiny'`, `m * n * k > 1073741824`,
+`status != 'ok'`. Click a column header to sort by it (again to reverse).
+"""
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS = [Binding("escape,q,question_mark,f1", "dismiss", "close")]
+    DEFAULT_CSS = """
+    HelpScreen > VerticalScroll { width: 90%; height: 90%; border: round $accent; background: $surface; }
+    """
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield Markdown(HELP)
+
+
+class KernelScreen(ModalScreen[None]):
+    """Source with C++ highlighting, parameters, correctness, audit findings."""
+
+    BINDINGS = [Binding("escape,q", "dismiss", "close"), Binding("b", "bench", "benchmark this config")]
+    DEFAULT_CSS = """
+    KernelScreen > VerticalScroll { width: 95%; height: 95%; border: round $accent; background: $surface; }
+    KernelScreen DataTable { height: auto; max-height: 12; }
+    """
+
+    def __init__(self, set_id: str, shape: Shape, detail: dict) -> None:
+        super().__init__()
+        self.set_id, self.shape, self.detail = set_id, shape, detail
+
+    def compose(self) -> ComposeResult:
+        kernel = self.detail.get("kernel")
+        with VerticalScroll():
+            yield Static(f"[b]{self.set_id}[/b] · config {self.shape} · Esc closes · b benchmarks it")
+            if kernel is None:
+                yield Static(
+                    "No kernel source in the store for this config: published results carry only "
+                    "speedups. Benchmark a kernel set folder to see sources here."
+                )
+            else:
+                pad = (kernel.get("pad_bm"), kernel.get("pad_bn"), kernel.get("pad_bk"))
+                yield Static(
+                    f"file {kernel.get('path')}\nsha256 {kernel.get('source_sha256')}\n"
+                    f"padding tiles (BM, BN, BK) {pad if any(pad) else 'none'} · runtime shapes "
+                    f"{kernel.get('runtime_shapes')} · build {kernel.get('build_status')}"
+                )
+            yield Static("[b]Correctness and time[/b]")
+            yield DataTable(id="kernel-measurements")
+            yield Static("[b]Audit findings[/b]")
+            yield DataTable(id="kernel-audit")
+            if kernel is not None and kernel.get("source"):
+                yield Static(Syntax(kernel["source"], "cpp", line_numbers=True, word_wrap=False))
+
+    def on_mount(self) -> None:
+        for widget_id, frame in (
+            ("#kernel-measurements", self.detail["measurements"]),
+            ("#kernel-audit", self.detail["audit"]),
+        ):
+            table = self.query_one(widget_id, DataTable)
+            if frame.height == 0:
+                table.add_column("none")
+                continue
+            for column in frame.columns:
+                table.add_column(column)
+            for row in frame.iter_rows():
+                table.add_row(
+                    *["-" if v is None else (f"{v:.4g}" if isinstance(v, float) else str(v)) for v in row]
+                )
+
+    def action_bench(self) -> None:
+        self.dismiss(None)
+        self.app.run_action(f"bench_config('{self.shape}')")
+
+
+class ExportTableScreen(ModalScreen[Path | None]):
+    """Ask for a path; write the visible table there as CSV or Parquet."""
+
+    BINDINGS = [Binding("escape", "dismiss", "cancel")]
+    DEFAULT_CSS = """
+    ExportTableScreen > Vertical {
+        width: 70; height: auto; border: round $accent; background: $surface; padding: 1;
+    }
+    """
+
+    def __init__(self, frame: pl.DataFrame) -> None:
+        super().__init__()
+        self.frame = frame
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(f"Export the visible table ({self.frame.height} rows) to a .csv or .parquet file")
+            yield Input(placeholder="path, e.g. ~/configs.csv", id="export-path")
+            yield Checkbox("overwrite an existing file", id="export-overwrite")
+
+    @on(Input.Submitted, "#export-path")
+    def _submit(self, event: Input.Submitted) -> None:
+        try:
+            path = export_frame(
+                self.frame, Path(event.value.strip()), self.query_one("#export-overwrite", Checkbox).value
+            )
+        except FileExistsError as exc:
+            self.app.notify(f"{exc}; tick 'overwrite' to replace it", title="export", severity="error")
+            return
+        except (OSError, ValueError) as exc:
+            self.app.notify(str(exc), title="export", severity="error")
+            return
+        self.dismiss(path)

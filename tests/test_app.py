@@ -1,0 +1,208 @@
+"""The Textual app, driven by Textual's pilot: every pane, the main flows, errors, speed."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from explorer.app.app import ExplorerApp
+from explorer.app.panes.configs import ConfigsPane
+from explorer.app.screens import ExportTableScreen, HelpScreen, KernelScreen
+
+SIZE = (140, 45)
+
+
+async def _ready(pilot) -> None:
+    """Wait until no worker is running (cancelled ones, replaced by newer work, are fine)."""
+    from textual.worker import WorkerCancelled, WorkerFailed, WorkerState
+
+    await pilot.pause(0.2)  # let posted messages start their workers first
+    for _ in range(200):
+        await pilot.pause()
+        busy = [w for w in pilot.app.workers if w.state in (WorkerState.PENDING, WorkerState.RUNNING)]
+        if not busy:
+            break
+        for worker in busy:
+            try:
+                await worker.wait()
+            except (WorkerCancelled, WorkerFailed):
+                pass
+    await pilot.pause()
+
+
+async def test_starts_fast_and_loads_in_a_worker(app_db):
+    app = ExplorerApp(app_db, with_bundled=False)
+    started = time.perf_counter()
+    async with app.run_test(size=SIZE) as pilot:
+        first_paint = time.perf_counter() - started
+        await _ready(pilot)
+        assert first_paint < 1.0
+        assert len(app.selections) == 3  # published offline + server, measured offline
+        assert app.selection is not None and app.selection.source == "measured"  # measured first
+        assert app.query_one(ConfigsPane).frame.height == 2
+
+
+@pytest.mark.parametrize(
+    "key, tab",
+    [
+        (str(i + 1), t)
+        for i, t in enumerate(("overview", "configs", "heatmap", "plots", "lookup", "compare", "bench"))
+    ],
+)
+async def test_every_pane_opens_with_content(app_db, key, tab):
+    app = ExplorerApp(app_db, with_bundled=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await _ready(pilot)
+        await pilot.press(key)
+        await pilot.pause()
+        assert app.query_one("#tabs").active == tab
+        assert app.timings[f"switch_{tab}"] < 0.1
+        pane = app.query_one(f"#{tab}")
+        assert pane.query("*")  # composed
+
+
+async def test_filter_sort_search_and_bad_filter(app_db):
+    app = ExplorerApp(app_db, with_bundled=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await _ready(pilot)
+        app.query_one("#selection").value = 0  # published h100 offline: 8 configs
+        await _ready(pilot)
+        pane = app.query_one(ConfigsPane)
+        assert pane.view.height == 8
+        await pilot.press("slash")
+        await pilot.press(*"m >= 1024 and speedup < 1", "enter")
+        await pilot.pause()
+        assert pane.view.select("m", "n", "k").rows() == [(2048, 1024, 1024), (16384, 16384, 16384)]
+        pane.query_one("#configs-filter").value = "m >="
+        await pilot.press("enter")
+        await pilot.pause()
+        assert any("syntax" in n.message for n in app._notifications)
+        assert pane.view.height == 2  # the last good view stays
+        pane.query_one("#configs-filter").value = ""
+        pane.query_one("#configs-search").value = "64_64_"
+        pane.refresh_view()
+        assert sorted(pane.view["mnk"].to_list()) == ["64_64_128", "64_64_64"]
+
+
+async def test_kernel_view_and_copy(app_db):
+    app = ExplorerApp(app_db, with_bundled=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await _ready(pilot)
+        await pilot.press("2")
+        await pilot.press("y")
+        assert app.clipboard.splitlines()[0].startswith("m\tn\tk")
+        await pilot.press("enter")
+        await _ready(pilot)
+        assert isinstance(app.screen, KernelScreen)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, KernelScreen)
+
+
+async def test_lookup_flow(app_db):
+    app = ExplorerApp(app_db, with_bundled=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await _ready(pilot)
+        app.query_one("#selection").value = 0
+        await _ready(pilot)
+        await pilot.press("5", *"1000 1000 1000", "enter")
+        await _ready(pilot)
+        table = app.query_one("#lookup-table")
+        assert table.row_count == 5  # 4 published covering configs + the measured set's 1024^3
+        assert table.get_row_at(0)[5] == "1024_1024_1024"
+        await pilot.press("5")
+        app.query_one("#lookup-input").value = "0 1 1"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert any("positive integer" in n.message for n in app._notifications)
+
+
+async def test_export_table(app_db, tmp_path):
+    target = tmp_path / "view.csv"
+    app = ExplorerApp(app_db, with_bundled=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await _ready(pilot)
+        await pilot.press("2", "e")
+        await pilot.pause()
+        assert isinstance(app.screen, ExportTableScreen)
+        app.screen.query_one("#export-path").value = str(target)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert target.read_text().startswith("m,n,k")
+        await pilot.press("e")
+        app.screen.query_one("#export-path").value = str(target)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert any("exists" in n.message for n in app._notifications)
+
+
+async def test_live_bench_without_a_gpu_says_so(app_db):
+    app = ExplorerApp(app_db, with_bundled=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await _ready(pilot)
+        await pilot.press("7")
+        app.query_one("#bench-mnk").value = "64_64_64"
+        await pilot.click("#bench-run")
+        for _ in range(100):
+            await pilot.pause(0.1)
+            if app.bench_process is None and not app.query_one("#bench-run").disabled:
+                break
+        status = str(app.query_one("#bench-status").render())
+        assert "exit 7" in status and ("torch" in status or "GPU" in status)
+        # the app let go of the store and reads it again afterwards
+        await pilot.press("r")
+        await _ready(pilot)
+        assert len(app.selections) == 3
+
+
+async def test_empty_and_broken_stores_show_a_message(tmp_path):
+    for path, words in ((tmp_path / "empty.duckdb", "no speedups"), (tmp_path / "bad.duckdb", "corrupt")):
+        if "bad" in path.name:
+            path.write_bytes(b"not a database" * 100)
+        app = ExplorerApp(path, with_bundled=False)
+        async with app.run_test(size=SIZE) as pilot:
+            await _ready(pilot)
+            problem = app.query_one("#problem")
+            assert problem.display and words in str(problem.render())
+            await pilot.press("2", "1")  # still usable
+
+
+async def test_help_palette_and_keymap(app_db, tmp_path, monkeypatch):
+    config = tmp_path / "cfg" / "cuda-l2-explorer"
+    config.mkdir(parents=True)
+    (config / "keys.toml").write_text('[keys]\nshow_configs = "c"\n')
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
+    app = ExplorerApp(app_db, with_bundled=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await _ready(pilot)
+        await pilot.press("c")
+        assert app.query_one("#tabs").active == "configs"
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        assert "Export table" in titles and "Copy table (MARKDOWN)" in titles
+
+
+async def test_filter_and_sort_speed_on_a_full_grid(tmp_path, cli):
+    """Figures for the README: the bundled H100 published set (1000 configs)."""
+    app = ExplorerApp(tmp_path / "none.duckdb", with_bundled=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await _ready(pilot)
+        labels = [s.label for s in app.selections]
+        app.query_one("#selection").value = next(
+            i for i, s in enumerate(labels) if "h100" in s and "offline" in s
+        )
+        await _ready(pilot)
+        pane = app.query_one(ConfigsPane)
+        assert pane.frame.height == 1000
+        started = time.perf_counter()
+        frame = pane.filtered()
+        engine_ms = (time.perf_counter() - started) * 1e3
+        pane.query_one("#configs-filter").value = "m >= 1024 and speedup < 1"
+        pane.refresh_view()
+        print(f"filter+sort engine {engine_ms:.1f} ms, with table refresh {pane.last_update_ms:.1f} ms")
+        assert frame.height == 1000 and engine_ms < 50
+        assert pane.last_update_ms < 500

@@ -1,0 +1,176 @@
+"""The tuner's CPU side: catalog validation and determinism, emitted source, build plumbing,
+and one emitted translation unit compiled (not run) for sm_90a with nvcc when the toolchain and
+CUTLASS headers are present (skipped otherwise)."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import re
+import subprocess
+
+import pytest
+
+from tuner import build, emit
+from tuner.catalog import ConfigError, KernelConfig, first_catalog, smoke_catalog
+
+# Update deliberately when the template changes (and re-run the GPU correctness test).
+GOLDEN_SMOKE_TU_SHA256 = "6dab2b2f617ce8c6c00a5110d41cbe5291d0698f8ffe65b7ef5ea8efc2e6cdbc"
+
+
+# ---------------------------------------------------------------------------- catalog
+
+
+def test_first_catalog_is_valid_unique_and_stable() -> None:
+    cat = first_catalog()
+    assert 10 <= len(cat) <= 48
+    names = [c.name for c in cat]
+    assert len(set(names)) == len(names)
+    assert [c.name for c in first_catalog()] == names
+    for c in cat:
+        assert re.fullmatch(r"[A-Za-z0-9_]+", c.name), c.name
+        assert KernelConfig.from_dict(c.to_dict()) == c
+    # the regimes of issue 4 are represented
+    assert any(c.swap_ab for c in cat)
+    assert any(c.scheduler == "streamk" for c in cat)
+    assert any(c.schedule == "pingpong" for c in cat)
+    assert any(c.cluster_m * c.cluster_n > 1 for c in cat)
+    assert any(c.b_major == "k" for c in cat)
+
+
+def test_name_and_hash_are_stable() -> None:
+    c = KernelConfig(128, 256, cluster_m=2)
+    assert c.name == "sm90_128x256x64_c2x1_coop_ps_sauto_bn"
+    assert KernelConfig(128, 64, swap_ab=True, scheduler="streamk").name.endswith("_coop_sk_sauto_bn_swap")
+    assert c.config_hash == KernelConfig(128, 256, cluster_m=2).config_hash
+    assert c.config_hash != KernelConfig(128, 256).config_hash
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"tile_m": 64, "tile_n": 128}, "cooperative"),  # cooperative needs tile M >= 128
+        ({"tile_m": 96, "tile_n": 128, "schedule": "pingpong"}, "tile_m"),
+        ({"tile_m": 128, "tile_n": 24}, "tile_n"),
+        ({"tile_m": 128, "tile_n": 512}, "tile_n"),
+        ({"tile_m": 128, "tile_n": 128, "tile_k": 48}, "tile_k"),
+        ({"tile_m": 128, "tile_n": 128, "cluster_m": 3}, "cluster"),
+        ({"tile_m": 128, "tile_n": 128, "cluster_m": 4, "cluster_n": 2}, "cluster"),
+        ({"tile_m": 128, "tile_n": 128, "schedule": "pingpong", "scheduler": "streamk"}, "stream-K"),
+        ({"tile_m": 256, "tile_n": 256, "tile_k": 128}, "shared memory"),
+        ({"tile_m": 128, "tile_n": 128, "stages": 1}, "stages"),
+        ({"tile_m": 128, "tile_n": 256, "stages": 7}, "fit"),
+        ({"tile_m": 128, "tile_n": 128, "schedule": "warp"}, "schedule"),
+        ({"tile_m": 128, "tile_n": 128, "b_major": "m"}, "b_major"),
+        ({"tile_m": 128, "tile_n": 128, "family": "triton"}, "family"),
+        ({"tile_m": 128, "tile_n": True}, "positive int"),
+    ],
+)
+def test_invalid_configs_are_rejected(kwargs: dict, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        KernelConfig(**kwargs)
+
+
+def test_from_dict_rejects_unknown_fields() -> None:
+    with pytest.raises(ConfigError):
+        KernelConfig.from_dict({"tile_m": 128, "tile_n": 128, "raster": 1})
+
+
+def test_config_is_frozen() -> None:
+    c = KernelConfig(128, 128)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        c.tile_m = 256  # type: ignore[misc]
+
+
+def test_user_tile_follows_swap() -> None:
+    assert KernelConfig(128, 32, swap_ab=True).user_tile() == (32, 128)
+    assert KernelConfig(128, 32).user_tile() == (128, 32)
+
+
+# ---------------------------------------------------------------------------- emission
+
+
+def test_emitted_tu_is_deterministic_and_golden() -> None:
+    a = emit.render_tu(smoke_catalog())
+    b = emit.render_tu(list(smoke_catalog()))
+    assert a == b
+    assert hashlib.sha256(a.encode()).hexdigest() == GOLDEN_SMOKE_TU_SHA256
+
+
+def test_emitted_tu_contents() -> None:
+    src = emit.render_tu(smoke_catalog())
+    assert "torch" not in src
+    for c in smoke_catalog():
+        for suffix in ("", "_workspace", "_can_implement"):
+            assert f"L2X_API int l2x_gemm_{c.name}{suffix}(" in src
+    # beta = 0 through a void-C epilogue: C is never read
+    assert "void, LayoutD, 8," in src
+    assert "cutlass::gemm::StreamKScheduler" in src
+    assert "cutlass::gemm::PersistentScheduler" in src
+    assert "Entry<Gemm, true, false, false>" in src  # the swap-AB kernel
+    assert "cudaMalloc" not in src and "cudaDeviceSynchronize" not in src
+
+
+def test_layouts() -> None:
+    row, col = emit.ROW, emit.COL
+    assert emit.layouts(KernelConfig(128, 128)) == (row, row, row)
+    assert emit.layouts(KernelConfig(128, 128, b_major="k")) == (row, col, row)
+    assert emit.layouts(KernelConfig(128, 64, swap_ab=True)) == (col, col, col)
+    assert emit.layouts(KernelConfig(128, 64, swap_ab=True, b_major="k")) == (row, col, col)
+
+
+def test_grouping_is_order_independent() -> None:
+    cat = first_catalog()
+    g1 = emit.group(cat, 4)
+    g2 = emit.group(list(reversed(cat)), 4)
+    assert g1 == g2
+    assert sum(len(g) for g in g1) == len(cat)
+    assert all(len(g) <= 4 for g in g1)
+
+
+def test_registry_lists_configs_sorted() -> None:
+    reg = emit.render_registry(list(reversed(smoke_catalog())), {"cutlass": "4.2.0"})
+    names = re.findall(r'^  "(sm90_[^"]+)",$', reg, flags=re.M)
+    assert names == sorted(c.name for c in smoke_catalog())
+    assert f"const int kCount = {len(names)};" in reg
+    params = re.findall(r'^  "(\{.*\})",$', reg, flags=re.M)
+    assert json.loads(params[0].replace('\\"', '"'))["tile_m"] == 128
+
+
+def test_unit_key_depends_on_inputs() -> None:
+    k = build.unit_key("src", "release 13.0", "4.2.0")
+    assert k == build.unit_key("src", "release 13.0", "4.2.0")
+    assert k != build.unit_key("src2", "release 13.0", "4.2.0")
+    assert k != build.unit_key("src", "release 13.1", "4.2.0")
+    assert k != build.unit_key("src", "release 13.0", "4.3.0")
+    assert "-DNDEBUG" in build.COMPILE_FLAGS
+
+
+# ---------------------------------------------------------------------------- compile only
+
+
+def test_one_emitted_tu_compiles_for_sm90a(tmp_path) -> None:
+    """One persistent cooperative kernel, compiled to an object file (about 1-2 minutes)."""
+    nvcc = build.find_nvcc()
+    cutlass = build.find_cutlass()
+    if not nvcc:
+        pytest.skip("nvcc not found")
+    if cutlass is None:
+        pytest.skip("CUTLASS headers not found (CUTLASS_DIR or the nvidia-cutlass wheel)")
+    src = tmp_path / "one.cu"
+    src.write_text(emit.render_tu([KernelConfig(128, 128)]))
+    cmd = [
+        nvcc,
+        *build.COMPILE_FLAGS,
+        *build.GENCODE,
+        f"-I{cutlass.include}",
+        f"-I{cutlass.util_include}",
+        "-c",
+        str(src),
+        "-o",
+        str(tmp_path / "one.o"),
+    ]
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert (tmp_path / "one.o").stat().st_size > 10_000

@@ -1,0 +1,321 @@
+"""Build a catalog of KernelConfigs into one C-ABI shared library (no torch), cached by content.
+
+Each group of configs is one translation unit compiled to an object file, named by the hash of
+(source, flags, nvcc version, CUTLASS version), in parallel. A TU that fails is retried one
+config per TU (so one bad config costs only itself), and the failures are reported with nvcc's
+message. A registry TU naming the configs that compiled is then generated, and everything is
+linked with nvcc's static cudart into ``<out>/lib/libl2x_tuner-<key>.so`` with a JSON manifest
+beside it (``<out>/lib/latest.json`` points at the newest). Only ``<out>/lib`` needs to travel
+to a GPU machine: CUTLASS headers are needed only where we compile.
+
+    python -m tuner.build [--catalog first|smoke] [--per-tu 4] [--jobs 2] [--out .tuner-build]
+
+CUTLASS headers: ``$CUTLASS_DIR`` (a CUTLASS checkout: ``include/`` and ``tools/util/include``),
+else the repository's ``cutlass/`` folder if it holds them, else the ``nvidia-cutlass`` wheel's
+``cutlass_library/source`` (``pip install nvidia-cutlass==4.2.0.0 --no-deps``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import importlib.util
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from importer.native import find_nvcc, nvcc_version
+from tuner import catalog as cat
+from tuner.catalog import KernelConfig
+from tuner.emit import ABI_VERSION, group, render_registry, render_tu
+
+REPO = Path(__file__).resolve().parent.parent
+DEFAULT_OUT = REPO / ".tuner-build"
+LIB_STEM = "libl2x_tuner"
+
+GENCODE: tuple[str, ...] = ("-gencode=arch=compute_90a,code=sm_90a",)
+COMPILE_FLAGS: tuple[str, ...] = (
+    "-O3",
+    "-std=c++17",
+    "-DNDEBUG",  # SPEC section 4: without it CUTLASS may serialise wgmma
+    "--expt-relaxed-constexpr",
+    "-Xcompiler",
+    "-fPIC",
+    "-Xcompiler",
+    "-fvisibility=hidden",
+)
+LINK_FLAGS: tuple[str, ...] = ("-shared", "-cudart", "static", "-Xlinker", "--exclude-libs,ALL")
+
+
+class BuildError(RuntimeError):
+    pass
+
+
+# ---------------------------------------------------------------------------- toolchain
+
+
+@dataclass(frozen=True)
+class Cutlass:
+    include: Path
+    util_include: Path
+    version: str
+    origin: str
+
+
+def _cutlass_version(include: Path) -> str:
+    try:
+        text = (include / "cutlass" / "version.h").read_text(errors="replace")
+    except OSError:
+        return "unknown"
+    parts = [re.search(rf"#define\s+CUTLASS_{k}\s+(\d+)", text) for k in ("MAJOR", "MINOR", "PATCH")]
+    return ".".join(m.group(1) for m in parts if m) or "unknown"
+
+
+def _cutlass_at(root: Path, origin: str) -> Cutlass | None:
+    inc, util = root / "include", root / "tools" / "util" / "include"
+    if (inc / "cutlass" / "cutlass.h").exists() and (
+        util / "cutlass" / "util" / "packed_stride.hpp"
+    ).exists():
+        return Cutlass(inc, util, _cutlass_version(inc), origin)
+    return None
+
+
+def find_cutlass() -> Cutlass | None:
+    """CUTLASS headers: $CUTLASS_DIR, the repo's cutlass/ folder, then the nvidia-cutlass wheel."""
+    env = os.environ.get("CUTLASS_DIR")
+    if env:
+        return _cutlass_at(Path(env), "CUTLASS_DIR")
+    found = _cutlass_at(REPO / "cutlass", "repo cutlass/")
+    if found:
+        return found
+    try:
+        spec = importlib.util.find_spec("cutlass_library")  # locates the wheel without importing it
+    except (ImportError, ValueError):
+        spec = None
+    if spec and spec.submodule_search_locations:
+        for loc in spec.submodule_search_locations:
+            found = _cutlass_at(Path(loc) / "source", "nvidia-cutlass wheel")
+            if found:
+                return found
+    return None
+
+
+# ---------------------------------------------------------------------------- compile / link
+
+
+@dataclass
+class UnitResult:
+    names: list[str]
+    key: str
+    obj: Path | None
+    seconds: float
+    cached: bool
+    error: str = ""
+
+
+@dataclass
+class BuildResult:
+    library: Path | None
+    compiled: list[str]
+    failed: dict[str, str]
+    units: list[UnitResult] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def unit_key(source: str, nvcc_ver: str, cutlass_ver: str) -> str:
+    payload = {
+        "source": hashlib.sha256(source.encode()).hexdigest(),
+        "flags": [*COMPILE_FLAGS, *GENCODE],
+        "nvcc": nvcc_ver,
+        "cutlass": cutlass_ver,
+        "abi": ABI_VERSION,
+    }
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:20]
+
+
+def compile_unit(
+    configs: Sequence[KernelConfig], out: Path, nvcc: str, cutlass: Cutlass, nvcc_ver: str
+) -> UnitResult:
+    """Compile one TU to ``out/obj/<key>.o`` (or find it there)."""
+    source = render_tu(configs)
+    key = unit_key(source, nvcc_ver, cutlass.version)
+    names = [c.name for c in configs]
+    obj_dir = out / "obj"
+    obj = obj_dir / f"{key}.o"
+    if obj.exists():
+        return UnitResult(names, key, obj, 0.0, True)
+    obj_dir.mkdir(parents=True, exist_ok=True)
+    src = obj_dir / f"{key}.cu"
+    src.write_text(source)
+    fd, tmp = tempfile.mkstemp(prefix=f".{key}.", suffix=".o", dir=obj_dir)
+    os.close(fd)
+    cmd = [
+        nvcc,
+        *COMPILE_FLAGS,
+        *GENCODE,
+        f"-I{cutlass.include}",
+        f"-I{cutlass.util_include}",
+        "-c",
+        str(src),
+        "-o",
+        tmp,
+    ]
+    t0 = time.monotonic()
+    try:
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
+        secs = time.monotonic() - t0
+        if res.returncode != 0:
+            return UnitResult(names, key, None, secs, False, (res.stdout + res.stderr).strip()[-4000:])
+        os.replace(tmp, obj)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    meta = {"key": key, "configs": names, "seconds": round(secs, 1), "command": cmd, "nvcc": nvcc_ver}
+    obj.with_suffix(".json").write_text(json.dumps(meta, indent=1))
+    return UnitResult(names, key, obj, secs, False)
+
+
+def build(
+    configs: Sequence[KernelConfig],
+    out: Path = DEFAULT_OUT,
+    *,
+    per_tu: int = 4,
+    jobs: int | None = None,
+    nvcc: str | None = None,
+    cutlass: Cutlass | None = None,
+    log=None,
+) -> BuildResult:
+    """Compile ``configs`` (cached) and link the ones that compile into one shared library."""
+    t_start = time.monotonic()
+    say = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
+    nvcc = nvcc or find_nvcc()
+    if not nvcc:
+        raise BuildError("nvcc not found (set NVCC or CUDA_HOME, or put nvcc on the PATH)")
+    cutlass = cutlass or find_cutlass()
+    if cutlass is None:
+        raise BuildError(
+            "CUTLASS headers not found: set CUTLASS_DIR or `pip install nvidia-cutlass==4.2.0.0 --no-deps`"
+        )
+    nv_ver = nvcc_version(nvcc)
+    out = Path(out)
+    jobs = jobs or max(1, os.cpu_count() or 1)
+    by_name = {c.name: c for c in configs}
+    groups = group(list(by_name.values()), per_tu)
+    say(f"tuner.build: {len(by_name)} configs in {len(groups)} TUs, {jobs} jobs, CUTLASS {cutlass.version}")
+
+    def run_groups(gs: list[list[KernelConfig]]) -> list[UnitResult]:
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            results = list(pool.map(lambda g: compile_unit(g, out, nvcc, cutlass, nv_ver), gs))
+        for r in results:
+            state = "cached" if r.cached else ("ok" if r.obj else "FAILED")
+            say(f"  [{state}] {r.seconds:6.1f}s {r.key} {', '.join(r.names)}")
+        return results
+
+    units = run_groups(groups)
+    retry = [[by_name[n]] for r in units if r.obj is None and len(r.names) > 1 for n in r.names]
+    failed: dict[str, str] = {}
+    for r in units:
+        if r.obj is None and len(r.names) == 1:
+            failed[r.names[0]] = r.error
+    if retry:
+        say(f"tuner.build: retrying {len(retry)} configs of failed TUs one per TU")
+        singles = run_groups(retry)
+        units += singles
+        for r in singles:
+            if r.obj is None:
+                failed[r.names[0]] = r.error
+    good = [r for r in units if r.obj is not None]
+    compiled = sorted(n for r in good for n in r.names)
+    if not compiled:
+        return BuildResult(None, [], failed, units, time.monotonic() - t_start)
+
+    meta = {"nvcc": nv_ver, "cutlass": cutlass.version, "gencode": " ".join(GENCODE)}
+    registry = render_registry([by_name[n] for n in compiled], meta)
+    objs = sorted({str(r.obj) for r in good})
+    link_key = hashlib.sha256(json.dumps([objs, registry, LINK_FLAGS], sort_keys=True).encode()).hexdigest()[
+        :20
+    ]
+    lib_dir = out / "lib"
+    lib = lib_dir / f"{LIB_STEM}-{link_key}.so"
+    if not lib.exists():
+        lib_dir.mkdir(parents=True, exist_ok=True)
+        reg_src = out / "obj" / f"registry-{link_key}.cu"
+        reg_src.parent.mkdir(parents=True, exist_ok=True)
+        reg_src.write_text(registry)
+        fd, tmp = tempfile.mkstemp(prefix=f".{LIB_STEM}-{link_key}.", suffix=".so", dir=lib_dir)
+        os.close(fd)
+        cmd = [nvcc, *COMPILE_FLAGS, *GENCODE, *LINK_FLAGS, str(reg_src), *objs, "-o", tmp]
+        try:
+            res = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
+            if res.returncode != 0:
+                raise BuildError(f"link failed:\n{(res.stdout + res.stderr).strip()[-4000:]}")
+            os.replace(tmp, lib)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+    manifest = {
+        "library": lib.name,
+        "abi": ABI_VERSION,
+        "configs": [by_name[n].to_dict() | {"name": n} for n in compiled],
+        "failed": {n: e[-2000:] for n, e in sorted(failed.items())},
+        "units": [
+            {"key": r.key, "configs": r.names, "seconds": round(r.seconds, 1), "cached": r.cached}
+            for r in units
+        ],
+        **meta,
+    }
+    lib.with_suffix(".json").write_text(json.dumps(manifest, indent=1, sort_keys=True))
+    (lib_dir / "latest.json").write_text(json.dumps({"library": lib.name}, indent=1))
+    return BuildResult(lib, compiled, failed, units, time.monotonic() - t_start)
+
+
+def latest_library(out: Path = DEFAULT_OUT) -> Path | None:
+    """The library named by ``<out>/lib/latest.json``, if present."""
+    ptr = Path(out) / "lib" / "latest.json"
+    try:
+        name = json.loads(ptr.read_text())["library"]
+    except (OSError, ValueError, KeyError):
+        return None
+    lib = ptr.parent / name
+    return lib if lib.exists() else None
+
+
+CATALOGS = {"first": cat.first_catalog, "smoke": cat.smoke_catalog}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m tuner.build", description=__doc__.splitlines()[0])
+    ap.add_argument("--catalog", choices=sorted(CATALOGS), default="first")
+    ap.add_argument("--per-tu", type=int, default=4)
+    ap.add_argument("--jobs", type=int, default=None)
+    ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    args = ap.parse_args(argv)
+    try:
+        res = build(CATALOGS[args.catalog](), args.out, per_tu=args.per_tu, jobs=args.jobs)
+    except BuildError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(
+        json.dumps(
+            {
+                "library": str(res.library) if res.library else None,
+                "compiled": len(res.compiled),
+                "failed": sorted(res.failed),
+                "seconds": round(res.seconds, 1),
+            },
+            indent=1,
+        )
+    )
+    return 0 if res.library and not res.failed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,223 @@
+"""Kernels as data: the compile-time parameters of one HGEMM instantiation, validated.
+
+A :class:`KernelConfig` names everything that is fixed when a kernel is compiled (family, tile,
+cluster, schedule, stages, tile scheduler, swap-AB, the memory layout of B). Everything else
+(raster order, swizzle, split-K / stream-K decomposition and splits) is a runtime argument of
+the emitted entry point, so one instantiation covers many search candidates.
+
+Problem convention (SPEC section 4): C (MxN, row-major, fp16) = A (MxK, row-major, fp16) x
+B (KxN, fp16), fp32 accumulation, beta = 0 (C is never read). ``b_major`` says how B is stored:
+``"n"`` = row-major KxN (the user's ``b``; N contiguous), ``"k"`` = column-major KxN (SPEC's
+``b_col_major``, i.e. ``b.t().contiguous()``; K contiguous). Any M; N and K multiples of 8
+(16-byte TMA alignment).
+
+``swap_ab`` computes C^T = B^T A^T instead, so that a small M lands on the wgmma N dimension
+(tile N) and N on the 64/128-row tile M: the emitted kernel takes the user's (M, N, K) either way.
+``tile_m`` / ``tile_n`` are always the *CUTLASS* tile (over the problem the kernel computes):
+with ``swap_ab`` tile_m covers the user's N and tile_n the user's M.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, fields
+from typing import Literal
+
+Family = Literal["cutlass_sm90"]
+Schedule = Literal["cooperative", "pingpong"]
+Scheduler = Literal["persistent", "streamk"]
+BMajor = Literal["n", "k"]
+
+FAMILIES: tuple[str, ...] = ("cutlass_sm90",)
+SCHEDULES: tuple[str, ...] = ("cooperative", "pingpong")
+SCHEDULERS: tuple[str, ...] = ("persistent", "streamk")
+B_MAJORS: tuple[str, ...] = ("n", "k")
+
+# Runtime arguments of every entry point (see tuner/emit.py): values the search sweeps.
+RASTER = {"heuristic": 0, "along_m": 1, "along_n": 2}
+DECOMPOSITION = {"heuristic": 0, "data_parallel": 1, "splitk": 2, "streamk": 3}
+SWIZZLES: tuple[int, ...] = (1, 2, 4, 8)
+
+SMEM_BYTES_SM90 = 227 * 1024  # opt-in dynamic shared memory per block on H100/H200
+ELEM_BYTES = 2  # fp16
+
+
+class ConfigError(ValueError):
+    """A KernelConfig that CUTLASS's SM90 builders would reject (or that we do not support)."""
+
+
+@dataclass(frozen=True, order=True)
+class KernelConfig:
+    """Compile-time parameters of one CUTLASS 3.x SM90 collective-builder HGEMM."""
+
+    tile_m: int
+    tile_n: int
+    tile_k: int = 64
+    cluster_m: int = 1
+    cluster_n: int = 1
+    schedule: Schedule = "cooperative"
+    stages: int | Literal["auto"] = "auto"
+    scheduler: Scheduler = "persistent"
+    swap_ab: bool = False
+    b_major: BMajor = "n"
+    family: Family = "cutlass_sm90"
+
+    def __post_init__(self) -> None:
+        validate(self)
+
+    # -- naming ----------------------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        """Stable, human-readable identifier; a valid C identifier suffix (``l2x_gemm_<name>``)."""
+        sched = {"cooperative": "coop", "pingpong": "pp"}[self.schedule]
+        parts = [
+            "sm90",
+            f"{self.tile_m}x{self.tile_n}x{self.tile_k}",
+            f"c{self.cluster_m}x{self.cluster_n}",
+            sched,
+            "sk" if self.scheduler == "streamk" else "ps",
+            f"s{self.stages}" if self.stages != "auto" else "sauto",
+            f"b{self.b_major}",
+        ]
+        if self.swap_ab:
+            parts.append("swap")
+        return "_".join(parts)
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, object]) -> KernelConfig:
+        known = {f.name for f in fields(cls)}
+        unknown = set(data) - known
+        if unknown:
+            raise ConfigError(f"unknown KernelConfig fields: {sorted(unknown)}")
+        return cls(**data)  # type: ignore[arg-type]
+
+    @property
+    def config_hash(self) -> str:
+        """Content hash of the parameters (stable across runs and machines)."""
+        blob = json.dumps(self.to_dict(), sort_keys=True).encode()
+        return hashlib.sha256(blob).hexdigest()[:12]
+
+    # -- what the user's shape maps to ------------------------------------------------------------
+    def user_tile(self) -> tuple[int, int]:
+        """(rows of C, columns of C) one CTA tile covers in the user's problem."""
+        return (self.tile_n, self.tile_m) if self.swap_ab else (self.tile_m, self.tile_n)
+
+    def smem_per_stage(self) -> int:
+        return (self.tile_m + self.tile_n) * self.tile_k * ELEM_BYTES
+
+
+def validate(cfg: KernelConfig) -> None:
+    """Raise :class:`ConfigError` for parameters the CUTLASS SM90 builders (or we) do not allow."""
+    if cfg.family not in FAMILIES:
+        raise ConfigError(f"family must be one of {FAMILIES}, got {cfg.family!r}")
+    if cfg.schedule not in SCHEDULES:
+        raise ConfigError(f"schedule must be one of {SCHEDULES}, got {cfg.schedule!r}")
+    if cfg.scheduler not in SCHEDULERS:
+        raise ConfigError(f"scheduler must be one of {SCHEDULERS}, got {cfg.scheduler!r}")
+    if cfg.b_major not in B_MAJORS:
+        raise ConfigError(f"b_major must be one of {B_MAJORS}, got {cfg.b_major!r}")
+    if not isinstance(cfg.swap_ab, bool):
+        raise ConfigError("swap_ab must be a bool")
+    for f in ("tile_m", "tile_n", "tile_k", "cluster_m", "cluster_n"):
+        v = getattr(cfg, f)
+        if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
+            raise ConfigError(f"{f} must be a positive int, got {v!r}")
+    # wgmma: M is 64 per warpgroup; the cooperative schedule splits tile M over 2 consumer
+    # warpgroups, so it needs a multiple of 128; ping-pong gives each warpgroup a whole tile.
+    if cfg.tile_m % 64 or cfg.tile_m > 256:
+        raise ConfigError(f"tile_m must be 64, 128, 192 or 256, got {cfg.tile_m}")
+    if cfg.schedule == "cooperative" and cfg.tile_m % 128:
+        raise ConfigError(f"the cooperative schedule needs tile_m a multiple of 128, got {cfg.tile_m}")
+    # wgmma N: multiple of 8 up to 256; we keep multiples of 16 (epilogue tiling, TMA boxes).
+    if cfg.tile_n % 16 or cfg.tile_n > 256:
+        raise ConfigError(f"tile_n must be a multiple of 16 up to 256, got {cfg.tile_n}")
+    # fp16 wgmma K is 16; one 128-byte swizzle atom along K is 64 halfs.
+    if cfg.tile_k not in (32, 64, 128):
+        raise ConfigError(f"tile_k must be 32, 64 or 128, got {cfg.tile_k}")
+    if cfg.cluster_m not in (1, 2, 4) or cfg.cluster_n not in (1, 2, 4):
+        raise ConfigError("cluster_m and cluster_n must be 1, 2 or 4")
+    if cfg.cluster_m * cfg.cluster_n > 4:
+        raise ConfigError("a cluster of more than 4 CTAs is not supported here (portable limit 8; 4 kept)")
+    if cfg.scheduler == "streamk" and cfg.schedule != "cooperative":
+        raise ConfigError("the stream-K tile scheduler needs the cooperative schedule")
+    if cfg.stages != "auto":
+        if not isinstance(cfg.stages, int) or isinstance(cfg.stages, bool) or not 2 <= cfg.stages <= 8:
+            raise ConfigError(f"stages must be 'auto' or an int in 2..8, got {cfg.stages!r}")
+        # A rough fit check (the epilogue's own buffers come on top; the compiler has the last word).
+        if cfg.stages * cfg.smem_per_stage() > SMEM_BYTES_SM90 - 16 * 1024:
+            raise ConfigError(
+                f"{cfg.stages} stages of {cfg.smem_per_stage()} bytes do not fit in shared memory"
+            )
+    elif 2 * cfg.smem_per_stage() > SMEM_BYTES_SM90 - 16 * 1024:
+        raise ConfigError("tile too large for two pipeline stages in shared memory")
+
+
+# ---------------------------------------------------------------------------- the first catalog
+
+
+def _c(tm: int, tn: int, **kw: object) -> KernelConfig:
+    return KernelConfig(tm, tn, **kw)  # type: ignore[arg-type]
+
+
+def first_catalog() -> list[KernelConfig]:
+    """A first candidate catalog (a few dozen instantiations), grouped by the regime it serves.
+
+    Large / compute-bound: the big cooperative tiles cuBLAS-class kernels use (128x256, 256x128)
+    with 2-CTA clusters for TMA multicast, plus ping-pong 128x128 / 64x256 (overlapped epilogue).
+    Mid sizes and wave quantisation: stream-K (cooperative only) and a non-power-of-two tile
+    (128x192) whose tile count lands differently on 132 SMs. Skinny M (decode-like, M <= 256):
+    swap-AB so M becomes the 16..64-wide wgmma N tile, clusters along the new M to multicast the
+    user's A; ping-pong 64xN without swap. Skinny N: 128x64 / 256x64 tiles. Small K: ping-pong
+    to overlap one tile's epilogue with the next tile's loads. Two K-major-B twins of the
+    large-shape kernels measure the layout question (wgmma takes fp16 B either way).
+    """
+    cat = [
+        # large, compute-bound
+        _c(128, 256, cluster_m=2),
+        _c(128, 256),
+        _c(256, 128, cluster_n=2),
+        _c(128, 128),
+        _c(128, 128, cluster_m=2),
+        _c(128, 128, schedule="pingpong", cluster_m=2),
+        _c(64, 256, schedule="pingpong"),
+        _c(128, 128, schedule="pingpong"),
+        # wave quantisation: stream-K and a non-power-of-two tile
+        _c(128, 256, scheduler="streamk"),
+        _c(128, 256, cluster_m=2, scheduler="streamk"),
+        _c(128, 128, scheduler="streamk"),
+        _c(128, 192),
+        _c(128, 192, scheduler="streamk"),
+        # skinny M: swap-AB (user's M on the wgmma N side)
+        _c(128, 64, swap_ab=True),
+        _c(128, 64, swap_ab=True, scheduler="streamk"),
+        _c(128, 32, swap_ab=True),
+        _c(128, 32, swap_ab=True, cluster_m=2),
+        _c(128, 16, swap_ab=True),
+        _c(128, 16, swap_ab=True, scheduler="streamk"),
+        _c(64, 128, schedule="pingpong"),
+        # skinny N
+        _c(128, 64),
+        _c(256, 64),
+        _c(128, 64, scheduler="streamk"),
+        # tiny
+        _c(64, 64, schedule="pingpong"),
+        # B layout twins
+        _c(128, 256, cluster_m=2, b_major="k"),
+        _c(128, 128, b_major="k"),
+    ]
+    names = [c.name for c in cat]
+    assert len(set(names)) == len(names), "duplicate names in the catalog"
+    return cat
+
+
+def smoke_catalog() -> list[KernelConfig]:
+    """The smallest useful set (one persistent, one stream-K, one swap-AB): tests and CI."""
+    return [_c(128, 128), _c(128, 128, scheduler="streamk"), _c(128, 64, swap_ab=True)]
+
+
+def by_name(configs: list[KernelConfig]) -> dict[str, KernelConfig]:
+    return {c.name: c for c in configs}
