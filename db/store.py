@@ -27,6 +27,9 @@ if TYPE_CHECKING:  # polars stays out of the GPU harness's imports (it runs on t
     import polars as pl
 
 ENV_DB = "CUDA_L2_EXPLORER_DB"
+# How long an open waits for another process's lock (a benchmark commits in ~10-50 ms).
+ENV_LOCK_WAIT = "CUDA_L2_EXPLORER_LOCK_WAIT_S"
+DEFAULT_LOCK_WAIT_S = 10.0
 ENV_NO_BUNDLED = "CUDA_L2_EXPLORER_NO_BUNDLED"
 _INSERT_CHUNK = 500
 
@@ -54,6 +57,10 @@ def new_id() -> str:
     return uuid.uuid4().hex
 
 
+class StoreLocked(StoreError):
+    """Another process holds the store's lock (DuckDB allows one writer, or many readers)."""
+
+
 def _explain_open_error(path: Path, exc: Exception) -> StoreError:
     text = str(exc)
     if "not a valid DuckDB database" in text or "Corrupt" in text or "checksum" in text.lower():
@@ -61,7 +68,7 @@ def _explain_open_error(path: Path, exc: Exception) -> StoreError:
     if "lock" in text.lower():
         holder = re.search(r"PID (\d+)", text)
         who = f" (process {holder.group(1)})" if holder else ""
-        return StoreError(f"store {path} is in use by another process{who}; try again when it ends")
+        return StoreLocked(f"store {path} is in use by another process{who}; try again when it ends")
     if "Permission denied" in text or "Read-only file system" in text:
         return StoreError(f"store {path} is read-only; pass a writable --db")
     if "newer" in text.lower() or "version" in text.lower():
@@ -96,6 +103,7 @@ class Store:
         read_only: bool = False,
         with_bundled: bool | None = None,
         bundled_dir: Path | None = None,
+        views: bool = True,
     ) -> Store:
         """Open (creating and migrating when writable) the store at ``path``.
 
@@ -123,6 +131,8 @@ class Store:
                     ) from exc
             store = cls(cls._connect(target, read_only), target, read_only)
             store._check_version_and_migrate()
+        if not views:  # a writer's short session (one benchmark commit) reads nothing
+            return store
         if with_bundled:
             store._attach_bundled(bundled_dir or bundled_dataset.default_dir())
         else:
@@ -131,17 +141,31 @@ class Store:
 
     @staticmethod
     def _connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
-        try:
-            return duckdb.connect(str(path), read_only=read_only)
-        except (duckdb.Error, OSError) as exc:
-            raise _explain_open_error(path, exc) from exc
+        """Connect, waiting with backoff while another process holds the lock.
+
+        Writers (a benchmark) keep the file only for one commit and readers (the CLI, the app)
+        only for one query, so a wait of a few seconds at most lets everyone through in turn.
+        """
+        import time
+
+        wait = float(os.environ.get(ENV_LOCK_WAIT, DEFAULT_LOCK_WAIT_S))
+        deadline = time.monotonic() + wait
+        delay = 0.01
+        while True:
+            try:
+                return duckdb.connect(str(path), read_only=read_only)
+            except (duckdb.Error, OSError) as exc:
+                error = _explain_open_error(path, exc)
+                if not isinstance(error, StoreLocked) or time.monotonic() + delay > deadline:
+                    raise error from exc
+            time.sleep(delay)
+            delay = min(delay * 2, 0.25)
 
     def _stored_version(self) -> int | None:
         try:
             has_table = self.con.execute(
-                "SELECT count(*) FROM information_schema.tables "
-                "WHERE table_name = 'schema_info' AND table_schema = 'main' "
-                "AND table_catalog = current_database()"
+                "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'schema_info' "
+                "AND schema_name = 'main' AND database_name = current_database()"
             ).fetchone()
         except duckdb.Error as exc:
             raise _explain_open_error(self.path or Path(":memory:"), exc) from exc
@@ -174,8 +198,8 @@ class Store:
 
     def _has_foreign_tables(self) -> bool:
         row = self.con.execute(
-            "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'main' "
-            "AND table_catalog = current_database()"
+            "SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'main' "
+            "AND database_name = current_database()"
         ).fetchone()
         return bool(row and row[0])
 
@@ -199,32 +223,35 @@ class Store:
         self.bundled_dir = directory if tables else None
         self._create_views(bundled_tables=tables)
 
-    def _columns(self, table: str) -> list[str]:
+    def _schema(self) -> dict[str, list[tuple[str, str]]]:
+        """{table: [(column, type), ...]} of the main schema, in one catalog query."""
         rows = self.con.execute(
-            "SELECT column_name FROM information_schema.columns WHERE table_name = ? "
-            "AND table_schema = 'main' AND table_catalog = current_database() "
-            "ORDER BY ordinal_position",
-            [table],
+            "SELECT table_name, column_name, data_type FROM duckdb_columns() "
+            "WHERE schema_name = 'main' AND database_name = current_database() "
+            "ORDER BY table_name, column_index"
         ).fetchall()
-        return [r[0] for r in rows]
+        schema: dict[str, list[tuple[str, str]]] = {}
+        for table, column, dtype in rows:
+            schema.setdefault(table, []).append((column, dtype))
+        return schema
 
     def _create_views(self, bundled_tables: dict[str, Path]) -> None:
         """``all_<table>`` views: the user's rows plus the visible bundled rows."""
+        schema = self._schema()
         for table in DATA_TABLES:
-            columns = self._columns(table)
+            columns = [c for c, _ in schema[table]]
+            types = dict(schema[table])
             own = f"SELECT {', '.join(columns)} FROM main.{table}"
             parquet = bundled_tables.get(table)
             if parquet is None:
                 self.con.execute(f"CREATE OR REPLACE TEMP VIEW bundled_{table} AS {own} LIMIT 0")
             else:
-                present = set(
+                present = {
                     r[0]
                     for r in self.con.execute("SELECT name FROM parquet_schema(?)", [str(parquet)]).fetchall()
-                )
+                }
                 # Columns added by later migrations read as NULL from an older bundle.
-                select = ", ".join(
-                    c if c in present else f"NULL::{self._column_type(table, c)} AS {c}" for c in columns
-                )
+                select = ", ".join(c if c in present else f"NULL::{types[c]} AS {c}" for c in columns)
                 path_literal = "'" + str(parquet).replace("'", "''") + "'"
                 self.con.execute(
                     f"CREATE OR REPLACE TEMP VIEW bundled_{table} AS "
@@ -241,7 +268,7 @@ class Store:
             "published_speedups": f"NOT {shadowed_published}",
         }
         for table in DATA_TABLES:
-            columns = ", ".join(self._columns(table))
+            columns = ", ".join(c for c, _ in schema[table])
             where = shadow.get(table, "true")
             self.con.execute(
                 f"CREATE OR REPLACE TEMP VIEW all_{table} AS "
@@ -252,14 +279,6 @@ class Store:
 
         for statement in views.DERIVED_VIEWS:
             self.con.execute(statement)
-
-    def _column_type(self, table: str, column: str) -> str:
-        row = self.con.execute(
-            "SELECT data_type FROM information_schema.columns WHERE table_name = ? "
-            "AND column_name = ? AND table_schema = 'main' AND table_catalog = current_database()",
-            [table, column],
-        ).fetchone()
-        return row[0] if row else "VARCHAR"
 
     # ---------------------------------------------------------------- access
     @contextmanager

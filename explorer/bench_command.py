@@ -89,38 +89,37 @@ def run_bench_command(args: argparse.Namespace) -> int:
     if scan is not None:
         name = args.set_name or scan.root.parent.name or "set"
         set_id = f"{name}/{scan.device}_{scan.accumulator}"
-    with Store.open(store_path) as store:
+    with Store.open(store_path, with_bundled=False, views=False) as store:
         resume = None
         if args.resume:
             resume = bench.find_resumable(
                 store, None if args.resume == "latest" else args.resume, set_id, settings.mode
             )
             shapes = [parse_mnk(s) for s in resume[1]["shapes"]]
-        kernels = {}
-        if scan is not None:
-            kernels = _build(args, store, scan, set_id, shapes)
-        plan = bench.BenchPlan(
-            shapes=shapes,
-            settings=settings,
-            baselines=baselines,
-            set_id=set_id,
-            accumulator=scan.accumulator if scan else "F32F16F16F32",
-            kernels=kernels,
-            gpus=gpus,
-            timeout_s=args.timeout,
-            l2="warm" if args.warm_l2 else "cold",
+    kernels = _build(args, store_path, scan, set_id, shapes) if scan is not None else {}
+    # The store is closed here: the run holds it only for each commit (readers get their turn).
+    plan = bench.BenchPlan(
+        shapes=shapes,
+        settings=settings,
+        baselines=baselines,
+        set_id=set_id,
+        accumulator=scan.accumulator if scan else "F32F16F16F32",
+        kernels=kernels,
+        gpus=gpus,
+        timeout_s=args.timeout,
+        l2="warm" if args.warm_l2 else "cold",
+    )
+    bar = _bar(args, f"bench {settings.mode}")
+    try:
+        run_id, summary = bench.run_plan(
+            bench.store_opener(store_path),
+            plan,
+            bench.command_line_of(args.argv),
+            resume,
+            progress=lambda p: bar.steps(p.done, p.total, p.current, p.eta_s, p.failed),
         )
-        bar = _bar(args, f"bench {settings.mode}")
-        try:
-            run_id, summary = bench.run_plan(
-                store,
-                plan,
-                bench.command_line_of(args.argv),
-                resume,
-                progress=lambda p: bar.steps(p.done, p.total, p.current, p.eta_s, p.failed),
-            )
-        finally:
-            bar.close()
+    finally:
+        bar.close()
     _say(
         args,
         f"run {run_id}: {summary['measured_now']} configs measured now "
@@ -132,8 +131,9 @@ def run_bench_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _build(args, store: Store, scan, set_id: str, shapes: list[Shape]) -> dict:
-    """Build the set's kernels for ``shapes`` (parallel, cached) and record them in the store."""
+def _build(args, store_path: Path | None, scan, set_id: str, shapes: list[Shape]) -> dict:
+    """Build the set's kernels for ``shapes`` (parallel, cached; the store is not held meanwhile)
+    and record them in the store in one short transaction."""
     from importer import bench
     from importer.kernel_build import build_all
     from importer.kernelset import padded_shape
@@ -150,7 +150,7 @@ def _build(args, store: Store, scan, set_id: str, shapes: list[Shape]) -> dict:
         bar.close()
     origin = "ours" if "kernels" in scan.root.parts else "imported"
     entries = {}
-    with store.transaction():
+    with Store.open(store_path, with_bundled=False, views=False) as store, store.transaction():
         store.con.execute(
             "INSERT INTO main.kernel_sets (set_id, name, gpu, accumulator, origin, root) "
             "VALUES (?, ?, ?, ?, ?, ?) "

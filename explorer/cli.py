@@ -18,7 +18,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from db.errors import EXIT_INTERRUPTED, ExplorerError, UsageError
+from db.errors import EXIT_INTERRUPTED, ExplorerError, IOFailure, UsageError
 
 PROG = "cuda-l2-explorer"
 EXIT_CODES_HELP = """exit codes:
@@ -445,10 +445,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
-    except Exception as exc:
+    except Exception as exc:  # the last line of defence: one line, not a traceback
         if os.environ.get("CUDA_L2_EXPLORER_DEBUG"):
             raise
         first = str(exc).splitlines()[0] if str(exc) else ""
+        if type(exc).__module__.split(".")[0] in ("duckdb", "_duckdb"):
+            # A store write that failed underneath us (disk full, file size limit, I/O error):
+            # the transaction did not commit, so the store holds what it held before.
+            print(f"{PROG}: error: writing the store failed, nothing was committed: {first}", file=sys.stderr)
+            return IOFailure.exit_code
         print(
             f"{PROG}: internal error: {type(exc).__name__}: {first} "
             "(set CUDA_L2_EXPLORER_DEBUG=1 for the traceback)",

@@ -490,8 +490,17 @@ class _GpuLane(threading.Thread):
                 return Outcome(message.get("status", "error"), message=message.get("message", ""))
 
 
+StoreOpener = Callable[[], Store]
+
+
+def store_opener(path: Path | None) -> StoreOpener:
+    """Short writer sessions: the file is held for one commit at a time, so the app and CLI
+    queries (readers) and even a second benchmark get their turn between commits."""
+    return lambda: Store.open(path, with_bundled=False, views=False)
+
+
 def run_plan(
-    store: Store,
+    open_store: StoreOpener,
     plan: BenchPlan,
     command_line: str,
     resume: tuple[str, dict] | None = None,
@@ -500,13 +509,14 @@ def run_plan(
     """Run (or resume) ``plan``; returns (run_id, summary). Ctrl-C marks the run interrupted."""
     first = start_worker(plan.gpus[0])
     info = first[1]
-    if resume is None:
-        run_id = create_run(store, plan, info, command_line)
-    else:
-        run_id = resume[0]
-        with store.transaction():
-            store.con.execute("UPDATE main.runs SET status = 'running' WHERE run_id = ?", [run_id])
-    pending = [s for s in plan.shapes if s not in done_shapes(store, run_id)]
+    with open_store() as store:
+        if resume is None:
+            run_id = create_run(store, plan, info, command_line)
+        else:
+            run_id = resume[0]
+            with store.transaction():
+                store.con.execute("UPDATE main.runs SET status = 'running' WHERE run_id = ?", [run_id])
+        pending = [s for s in plan.shapes if s not in done_shapes(store, run_id)]
     total = len(plan.shapes)
     done = total - len(pending)
     jobs: queue.Queue[Shape] = queue.Queue()
@@ -533,7 +543,8 @@ def run_plan(
             elif kind == "phase":
                 current[gpu] = f"{shape} {payload}"
             elif kind == "result":
-                record_result(store, run_id, shape, payload, gpu)
+                with open_store() as store:
+                    record_result(store, run_id, shape, payload, gpu)
                 counts[payload.status] = counts.get(payload.status, 0) + 1
                 done += 1
                 finished_here += 1
@@ -565,9 +576,10 @@ def run_plan(
             clock_end = nvidia_smi().get("clock_sm_mhz")
         except Exception:
             pass
-        if status == "complete" and len(done_shapes(store, run_id)) < total:
-            status = "interrupted"
-        finish_run(store, run_id, status, clock_end)
+        with open_store() as store:
+            if status == "complete" and len(done_shapes(store, run_id)) < total:
+                status = "interrupted"
+            finish_run(store, run_id, status, clock_end)
     return run_id, {
         "configs": total,
         "measured_now": finished_here,

@@ -55,7 +55,7 @@ def fetch_url(url: str, options: FetchOptions, progress: ProgressCallback | None
     timeout = httpx.Timeout(options.timeout_s)
     last: str = ""
     attempts = options.retries + 1
-    with httpx.Client(timeout=timeout, follow_redirects=True, max_redirects=5) as client:
+    with httpx.Client(timeout=timeout, follow_redirects=False) as client:
         for attempt in range(attempts):
             if attempt:
                 time.sleep(options.backoff_s * 2 ** (attempt - 1))
@@ -67,12 +67,41 @@ def fetch_url(url: str, options: FetchOptions, progress: ProgressCallback | None
     raise IOFailure(f"download failed after {tries}: {last}: {url}")
 
 
+_REDIRECTS = {301, 302, 303, 307, 308}
+MAX_REDIRECTS = 5
+
+
+def _redirect_target(url: str, location: str) -> str:
+    """Follow a redirect only on the same host and never from https down to http."""
+    from urllib.parse import urljoin, urlparse
+
+    target = urljoin(url, location)
+    old, new = urlparse(url), urlparse(target)
+    if new.hostname != old.hostname or new.port != old.port:
+        raise IOFailure(
+            f"refusing a redirect to another host ({new.hostname}): {url}; import that URL directly"
+        )
+    if old.scheme == "https" and new.scheme != "https":
+        raise IOFailure(f"refusing a redirect from https to {new.scheme}: {url}")
+    return target
+
+
 def _attempt(client, url: str, options: FetchOptions, progress: ProgressCallback | None) -> bytes:
     import httpx
 
     started = time.monotonic()
+    original = url
     try:
-        with client.stream("GET", url) as response:
+        for _ in range(MAX_REDIRECTS + 1):
+            response = client.send(client.build_request("GET", url), stream=True)
+            if response.status_code not in _REDIRECTS:
+                break
+            location = response.headers.get("location", "")
+            response.close()
+            url = _redirect_target(url, location)
+        else:
+            raise IOFailure(f"download failed: more than {MAX_REDIRECTS} redirects: {original}")
+        try:
             if response.status_code in _TRANSIENT_STATUS:
                 raise _Transient(f"HTTP {response.status_code} {response.reason_phrase}")
             if response.status_code >= 400:
@@ -102,12 +131,12 @@ def _attempt(client, url: str, options: FetchOptions, progress: ProgressCallback
             if total is not None and len(body) != total:
                 raise _Transient(f"truncated body ({len(body)} of {total} bytes)")
             return bytes(body)
+        finally:
+            response.close()
     except httpx.TimeoutException as exc:
         raise _Transient(f"timed out ({options.timeout_s:g} s)") from exc
     except httpx.RemoteProtocolError as exc:
         raise _Transient(f"connection broke off, body truncated ({_first_line(exc)})") from exc
-    except httpx.TooManyRedirects as exc:
-        raise IOFailure(f"download failed: too many redirects: {url}") from exc
     except httpx.UnsupportedProtocol as exc:
         raise IOFailure(f"download failed: unsupported URL: {url}") from exc
     except httpx.TransportError as exc:

@@ -34,6 +34,7 @@ def _isolated_env(monkeypatch, tmp_path):
     monkeypatch.setenv("CUDA_L2_EXPLORER_DB", str(tmp_path / "default-store.duckdb"))
     monkeypatch.setenv("CUDA_L2_EXPLORER_NO_BUNDLED", "1")
     monkeypatch.delenv("CUDA_L2_EXPLORER_DEBUG", raising=False)
+    monkeypatch.setenv("CUDA_L2_EXPLORER_LOCK_WAIT_S", "0.3")  # lock tests fail fast
 
 
 @pytest.fixture

@@ -39,6 +39,10 @@ def _plan(shapes, kernels=True, timeout=20.0, gpus=(0,)):
     )
 
 
+def _opener(db_path):
+    return bench.store_opener(db_path)
+
+
 def _set_row(store):
     with store.transaction():
         store.con.execute(
@@ -52,7 +56,9 @@ def test_crash_hang_and_error_cost_only_their_config(db_path):
     with Store.open(db_path) as store:
         _set_row(store)
         seen = []
-        _run_id, summary = bench.run_plan(store, _plan(shapes, timeout=3.0), "test", progress=seen.append)
+        _run_id, summary = bench.run_plan(
+            _opener(store.path), _plan(shapes, timeout=3.0), "test", progress=seen.append
+        )
         configs = store.query("SELECT m, status, message FROM run_configs ORDER BY m").to_dicts()
         kernel_rows = store.query(
             "SELECT m, status, message FROM measurements WHERE implementation = 'kernel' ORDER BY m"
@@ -86,7 +92,7 @@ def test_crash_hang_and_error_cost_only_their_config(db_path):
 def test_measured_rows_feed_speedups(db_path):
     with Store.open(db_path) as store:
         _set_row(store)
-        bench.run_plan(store, _plan([Shape(64, 64, 64)]), "test")
+        bench.run_plan(_opener(store.path), _plan([Shape(64, 64, 64)]), "test")
         rows = store.query("SELECT baseline, speedup FROM speedups ORDER BY baseline").to_dicts()
     by = {r["baseline"]: r["speedup"] for r in rows}
     assert by["cuBLAS-nn"] == pytest.approx(1.1) and by["cuBLAS-tn"] == pytest.approx(1.2)
@@ -97,7 +103,7 @@ def test_resume_redoes_only_what_is_missing(db_path):
     shapes = [Shape(64 * i, 64, 64) for i in range(1, 5)]
     with Store.open(db_path) as store:
         _set_row(store)
-        run_id, _ = bench.run_plan(store, _plan(shapes[:2]), "test")
+        run_id, _ = bench.run_plan(_opener(store.path), _plan(shapes[:2]), "test")
         # Pretend the run was planned for all four and interrupted after two.
         store.con.execute(
             "UPDATE runs SET status = 'interrupted', params = json_merge_patch(params, ?) WHERE run_id = ?",
@@ -105,7 +111,7 @@ def test_resume_redoes_only_what_is_missing(db_path):
         )
         found = bench.find_resumable(store, None, "planted/h100_F32F16F16F32", "offline")
         assert found[0] == run_id
-        bench.run_plan(store, _plan(shapes), "test", resume=found)
+        bench.run_plan(_opener(store.path), _plan(shapes), "test", resume=found)
         counts = store.query("SELECT m, count(*) AS n FROM run_configs GROUP BY m ORDER BY m").to_dicts()
         status = store.scalar("SELECT status FROM runs WHERE run_id = ?", [run_id])
         dupes = store.scalar(
@@ -128,13 +134,14 @@ def test_kill_9_then_resume_loses_nothing(db_path, tmp_path):
         from db.store import Store
         from importer import bench
         shapes = [Shape(64 * i, 64, 64) for i in range(1, 13)]
+        resume = None
         with Store.open({str(db_path)!r}) as store:
-            resume = None
             if len(sys.argv) > 1:
                 resume = bench.find_resumable(store, None, "planted/h100_F32F16F16F32", "offline")
             else:
                 _set_row(store)
-            bench.run_plan(store, _plan(shapes), "test", resume=resume)
+        # as the CLI does: no connection held while the run commits in short sessions
+        bench.run_plan(bench.store_opener(store.path), _plan(shapes), "test", resume=resume)
     """)
     )
     log = tmp_path / "answered.txt"
@@ -168,7 +175,7 @@ def test_two_gpus_share_one_run(db_path):
     shapes = [Shape(64 * i, 64, 64) for i in range(1, 7)]
     with Store.open(db_path) as store:
         _set_row(store)
-        run_id, summary = bench.run_plan(store, _plan(shapes, gpus=(0, 1)), "test")
+        run_id, summary = bench.run_plan(_opener(store.path), _plan(shapes, gpus=(0, 1)), "test")
         lanes = store.query("SELECT DISTINCT gpu_index FROM run_configs ORDER BY 1")["gpu_index"].to_list()
         assert store.scalar("SELECT count(*) FROM run_configs WHERE run_id = ?", [run_id]) == 6
     assert summary["done"] == 6

@@ -60,6 +60,16 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send(200, BODY)
         elif route == "html":
             self._send(200, b"<html>login</html>", ctype="text/html; charset=utf-8")
+        elif route == "offsite":
+            self.send_response(302)
+            self.send_header("Location", f"http://localhost:{self.server.server_address[1]}/ok/{name}")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+        elif route == "loop":
+            self.send_response(302)
+            self.send_header("Location", f"/loop/{name}")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
         elif route == "redirect":
             self.send_response(302)
             self.send_header("Location", f"/ok/{name}")
@@ -181,3 +191,13 @@ def test_progress_bar_draws_on_stderr(capsys):
     bar.close()
     err = capsys.readouterr().err
     assert "downloading x" in err and "4.0/4.0 MB" in err and err.endswith("\n")
+
+
+def test_redirect_to_another_host_is_refused(cli, db_path, server):
+    _fails(cli, db_path, f"{server}/offsite/{NAME}", 5, ["another host", "localhost"])
+    assert "ok" not in _Handler.hits
+
+
+def test_redirect_loop_is_refused(cli, db_path, server):
+    _fails(cli, db_path, f"{server}/loop/{NAME}", 5, ["redirects"])
+    assert _Handler.hits["loop"] == 6

@@ -26,8 +26,8 @@ cuobjdump --dump-sass "$TL" 2>/dev/null | awk '/Function :/{f=$3} /HGMMA/{n[f]++
 wc -l < "$OUT/hgmma_counts.txt"; grep -c "Function" "$OUT/resource_usage.txt"
 grep -o "STACK:[0-9]*" "$OUT/resource_usage.txt" | sort | uniq -c
 echo "=== pytest"
-timeout 200 python3 -m pytest -q tests/gpu/test_tuner_kernels.py -p no:cacheprovider -q -rs 2>&1 | tee "$OUT/pytest.txt" | tail -15
+timeout 150 python3 -m pytest -q tests/gpu/test_tuner_kernels.py -p no:cacheprovider -q -rs 2>&1 | tee "$OUT/pytest.txt" | tail -15
 echo "=== first look"
 ARGS=(--out "$OUT/first_look.json" --samples "$SAMPLES")
 [ -n "$SHAPES" ] && ARGS+=(--shapes "$SHAPES")
-python3 -m tuner.first_look "${ARGS[@]}" 2>&1 | tee "$OUT/first_look.log" | tail -30
+timeout 170 python3 -m tuner.first_look "${ARGS[@]}" 2>&1 | tee "$OUT/first_look.log" | tail -30

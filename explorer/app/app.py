@@ -318,7 +318,6 @@ class ExplorerApp(App[None]):
     def run_bench(self, args: list[str]) -> None:
         pane = self.query_one(BenchPane)
         self.call_from_thread(pane.running, True)
-        self.source.close()  # DuckDB allows one writer: the app lets go of the file meanwhile
         command = [sys.executable, "-m", "explorer"]
         if self.db is not None:
             command += ["--db", str(self.db)]
@@ -380,4 +379,3 @@ class ExplorerApp(App[None]):
 
     def on_unmount(self) -> None:
         self.action_cancel_bench()
-        self.source.close()

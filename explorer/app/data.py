@@ -1,12 +1,14 @@
 """The app's view of the engine: what a pane needs, loaded off the UI thread.
 
-One ``DataSource`` per app owns the store connection. DuckDB connections are not safe for
+One ``DataSource`` per app opens the store for each call. DuckDB connections are not safe for
 concurrent use, so every call goes through one lock; the app calls these from thread workers.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,49 +34,42 @@ class Selection:
 
 
 class DataSource:
+    """Opens the store read-only for each call and closes it again: a benchmark (the one writer
+    DuckDB allows) can commit between two of the app's queries, and the app sees its rows."""
+
     def __init__(self, db: Path | None, with_bundled: bool | None = None) -> None:
         self.db = db
         self.with_bundled = with_bundled
-        self._store: Store | None = None
         self._lock = threading.Lock()
 
-    def _open(self) -> Store:
-        if self._store is None:
-            self._store = Store.open(self.db, read_only=True, with_bundled=self.with_bundled)
-        return self._store
-
-    def close(self) -> None:
-        """Give the file up (a benchmark needs to write it); the next call reopens it."""
-        with self._lock:
-            if self._store is not None:
-                self._store.close()
-                self._store = None
+    @contextmanager
+    def _store(self) -> Iterator[Store]:
+        with self._lock, Store.open(self.db, read_only=True, with_bundled=self.with_bundled) as store:
+            yield store
 
     def selections(self) -> list[Selection]:
-        with self._lock:
-            frame = queries.selections(self._open())
+        with self._store() as store:
+            frame = queries.selections(store)
         return [Selection(*row) for row in frame.iter_rows()]
 
     def stats(self) -> pl.DataFrame:
-        with self._lock:
-            store = self._open()
+        with self._store() as store:
             return queries.stats(store, queries.resolve_filters(store))
 
     def config_table(self, sel: Selection) -> pl.DataFrame:
-        with self._lock:
-            return queries.config_table(self._open(), sel.set_id, sel.gpu, sel.mode)
+        with self._store() as store:
+            return queries.config_table(store, sel.set_id, sel.gpu, sel.mode)
 
     def samples(self, sel: Selection, shape: Shape) -> pl.DataFrame:
-        with self._lock:
-            return queries.samples(self._open(), sel.set_id, sel.gpu, sel.mode, *shape.astuple())
+        with self._store() as store:
+            return queries.samples(store, sel.set_id, sel.gpu, sel.mode, *shape.astuple())
 
     def kernel_detail(self, set_id: str, shape: Shape) -> dict:
-        with self._lock:
-            return queries.kernel_detail(self._open(), set_id, *shape.astuple())
+        with self._store() as store:
+            return queries.kernel_detail(store, set_id, *shape.astuple())
 
     def lookup(self, shape: Shape, gpu: str | None, mode: str | None) -> LookupResult:
-        with self._lock:
-            store = self._open()
+        with self._store() as store:
             return lookup(store, shape, queries.resolve_filters(store, gpu=gpu, mode=mode), limit=25)
 
 

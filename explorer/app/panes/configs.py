@@ -129,5 +129,5 @@ class ConfigsPane(Vertical):
         self.last_update_ms = (time.perf_counter() - started) * 1e3
         info.update(
             f"{view.height} of {self.frame.height} configs · sort: {self.sort_column or '-'} · "
-            f"Enter: kernel view · y: copy row · e: export table · updated in {self.last_update_ms:.0f} ms"
+            "Enter: kernel view · y: copy row · e: export table"
         )
