@@ -18,7 +18,8 @@ FAKE = Path(__file__).parent / "fake_worker.py"
 
 def _start_bench(db_path: Path, tmp_path: Path, name: str, count: int, delay: float) -> subprocess.Popen:
     script = tmp_path / f"bench_{name}.py"
-    script.write_text(textwrap.dedent(f"""
+    script.write_text(
+        textwrap.dedent(f"""
         import sys
         sys.path.insert(0, {str(ROOT)!r})
         from pathlib import Path
@@ -37,16 +38,27 @@ def _start_bench(db_path: Path, tmp_path: Path, name: str, count: int, delay: fl
         plan = bench.BenchPlan(shapes=shapes, settings=ProtocolSettings(samples=3), baselines=("cuBLAS-nn",),
                                set_id=set_id, kernels={{s: bench.KernelEntry(module="/fake.so") for s in shapes}})
         bench.run_plan(bench.store_opener(Path({str(db_path)!r})), plan, "test")
-    """))
-    env = {**os.environ, "CUDA_L2_EXPLORER_WORKER": str(FAKE), "FAKE_WORKER_DELAY": str(delay),
-           "CUDA_L2_EXPLORER_LOCK_WAIT_S": "30"}
+    """)
+    )
+    env = {
+        **os.environ,
+        "CUDA_L2_EXPLORER_WORKER": str(FAKE),
+        "FAKE_WORKER_DELAY": str(delay),
+        "CUDA_L2_EXPLORER_LOCK_WAIT_S": "30",
+    }
     return subprocess.Popen([sys.executable, str(script)], env=env)
 
 
 def _cli_json(db_path: Path, *args: str) -> tuple[int, object]:
     env = {**os.environ, "CUDA_L2_EXPLORER_LOCK_WAIT_S": "30"}
-    done = subprocess.run([sys.executable, "-m", "explorer", "--db", str(db_path), *args, "--json"],
-                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "explorer", "--db", str(db_path), *args, "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=120,
+    )
     return done.returncode, json.loads(done.stdout) if done.returncode == 0 else done.stderr
 
 
@@ -77,10 +89,13 @@ def test_two_benchmarks_share_one_store(db_path, tmp_path):
     with Store.open(db_path, read_only=True) as store:
         assert store.scalar("SELECT count(*) FROM runs WHERE status = 'complete'") == 2
         assert store.scalar("SELECT count(*) FROM run_configs") == 16
-        assert store.scalar(
-            "SELECT count(*) FROM (SELECT run_id, m, implementation, metric, count(*) c FROM measurements "
-            "GROUP BY ALL HAVING c > 1)"
-        ) == 0
+        assert (
+            store.scalar(
+                "SELECT count(*) FROM (SELECT run_id, m, implementation, metric, count(*) c FROM measurements "
+                "GROUP BY ALL HAVING c > 1)"
+            )
+            == 0
+        )
 
 
 def test_app_data_source_reads_during_a_run(db_path, tmp_path, monkeypatch):

@@ -1,7 +1,6 @@
 """Hostile input and faults on the CPU side (issue 8): fuzzed M/N/K through the CLI and lookup,
 spreadsheet formulas in exported tables, a full disk during an import, a foreign WAL."""
 
-import os
 import subprocess
 import sys
 import textwrap
@@ -38,7 +37,7 @@ def test_lookup_fuzzed_dimensions(cli, loaded_db, m, n, k):
 
 
 def test_formula_cells_are_defused():
-    assert safe_cell('=HYPERLINK("x")') == "'=HYPERLINK(\"x\")"
+    assert safe_cell('=HYPERLINK("x")') == '\'=HYPERLINK("x")'
     assert safe_cell("+1") == "'+1" and safe_cell("@sum") == "'@sum" and safe_cell("-2") == "'-2"
     assert safe_cell(-2.0) == -2.0 and safe_cell("h100") == "h100"
     text = rows_as_text(["set_id", "x"], [["=cmd|' /C calc'!A0", 1.5]], "csv")
