@@ -36,7 +36,8 @@ def _start_bench(db_path: Path, tmp_path: Path, name: str, count: int, delay: fl
             )
         shapes = [Shape(64 * i, 64, 64) for i in range(1, {count} + 1)]
         plan = bench.BenchPlan(shapes=shapes, settings=ProtocolSettings(samples=3), baselines=("cuBLAS-nn",),
-                               set_id=set_id, kernels={{s: bench.KernelEntry(module="/fake.so") for s in shapes}})
+                               set_id=set_id,
+                               kernels={{s: bench.KernelEntry(module="/fake.so") for s in shapes}})
         bench.run_plan(bench.store_opener(Path({str(db_path)!r})), plan, "test")
     """)
     )
@@ -91,7 +92,8 @@ def test_two_benchmarks_share_one_store(db_path, tmp_path):
         assert store.scalar("SELECT count(*) FROM run_configs") == 16
         assert (
             store.scalar(
-                "SELECT count(*) FROM (SELECT run_id, m, implementation, metric, count(*) c FROM measurements "
+                "SELECT count(*) FROM (SELECT run_id, m, implementation, metric, count(*) c "
+                "FROM measurements "
                 "GROUP BY ALL HAVING c > 1)"
             )
             == 0
