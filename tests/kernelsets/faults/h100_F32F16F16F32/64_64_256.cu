@@ -1,7 +1,6 @@
-// cuda-l2-explorer test kernel, planted fault: writes one element past the end of C.
-// A naive HGEMM (one thread per output, fp32 accumulation) in the SPEC section 4 form. The
-// stray write lands inside the allocator's slack, so the process rarely crashes: only a memory
-// checker (compute-sanitizer) sees it, which is what tests/gpu/test_faults.py checks.
+// cuda-l2-explorer test kernel, planted fault: a stray write 64 Mi elements past the end of C.
+// A naive HGEMM (one thread per output, fp32 accumulation) in the SPEC section 4 form; C itself
+// comes out right. compute-sanitizer's memcheck reports the stray write (tests/gpu/test_faults.py).
 #include <torch/extension.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <cuda_fp16.h>
@@ -17,7 +16,7 @@ __global__ void naive_gemm_oob(const __half* a, const __half* b, __half* c, int 
         c[row * n + col] = __float2half(acc);
     }
     if (row == 0 && col == 0) {
-        c[m * n] = __float2half(0.f);  // the planted fault
+        c[static_cast<size_t>(m) * n + (size_t{1} << 26)] = __float2half(0.f);  // the planted fault
     }
 }
 
