@@ -19,10 +19,8 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import importlib.util
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -32,6 +30,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from importer.kernel_build import CutlassInfo
+from importer.kernel_build import find_cutlass as _find_cutlass
 from importer.native import find_nvcc, nvcc_version
 from tuner import catalog as cat
 from tuner.catalog import KernelConfig
@@ -62,50 +62,11 @@ class BuildError(RuntimeError):
 # ---------------------------------------------------------------------------- toolchain
 
 
-@dataclass(frozen=True)
-class Cutlass:
-    include: Path
-    util_include: Path
-    version: str
-    origin: str
-
-
-def _cutlass_version(include: Path) -> str:
-    try:
-        text = (include / "cutlass" / "version.h").read_text(errors="replace")
-    except OSError:
-        return "unknown"
-    parts = [re.search(rf"#define\s+CUTLASS_{k}\s+(\d+)", text) for k in ("MAJOR", "MINOR", "PATCH")]
-    return ".".join(m.group(1) for m in parts if m) or "unknown"
-
-
-def _cutlass_at(root: Path, origin: str) -> Cutlass | None:
-    inc, util = root / "include", root / "tools" / "util" / "include"
-    if (inc / "cutlass" / "cutlass.h").exists() and (
-        util / "cutlass" / "util" / "packed_stride.hpp"
-    ).exists():
-        return Cutlass(inc, util, _cutlass_version(inc), origin)
-    return None
-
-
-def find_cutlass() -> Cutlass | None:
-    """CUTLASS headers: $CUTLASS_DIR, the repo's cutlass/ folder, then the nvidia-cutlass wheel."""
-    env = os.environ.get("CUTLASS_DIR")
-    if env:
-        return _cutlass_at(Path(env), "CUTLASS_DIR")
-    found = _cutlass_at(REPO / "cutlass", "repo cutlass/")
-    if found:
-        return found
-    try:
-        spec = importlib.util.find_spec("cutlass_library")  # locates the wheel without importing it
-    except (ImportError, ValueError):
-        spec = None
-    if spec and spec.submodule_search_locations:
-        for loc in spec.submodule_search_locations:
-            found = _cutlass_at(Path(loc) / "source", "nvidia-cutlass wheel")
-            if found:
-                return found
-    return None
+def find_cutlass() -> CutlassInfo | None:
+    """CUTLASS headers as importer.kernel_build finds them ($CUTLASS_DIR, the repo's cutlass/, the
+    nvidia-cutlass wheel), when they include tools/util, which the SM90 builders need."""
+    found = _find_cutlass()
+    return found if found is not None and len(found.include_dirs) == 2 else None
 
 
 # ---------------------------------------------------------------------------- compile / link
@@ -142,7 +103,7 @@ def unit_key(source: str, nvcc_ver: str, cutlass_ver: str) -> str:
 
 
 def compile_unit(
-    configs: Sequence[KernelConfig], out: Path, nvcc: str, cutlass: Cutlass, nvcc_ver: str
+    configs: Sequence[KernelConfig], out: Path, nvcc: str, cutlass: CutlassInfo, nvcc_ver: str
 ) -> UnitResult:
     """Compile one TU to ``out/obj/<key>.o`` (or find it there)."""
     source = render_tu(configs)
@@ -161,8 +122,7 @@ def compile_unit(
         nvcc,
         *COMPILE_FLAGS,
         *GENCODE,
-        f"-I{cutlass.include}",
-        f"-I{cutlass.util_include}",
+        *(f"-I{d}" for d in cutlass.include_dirs),
         "-c",
         str(src),
         "-o",
@@ -190,7 +150,7 @@ def build(
     per_tu: int = 4,
     jobs: int | None = None,
     nvcc: str | None = None,
-    cutlass: Cutlass | None = None,
+    cutlass: CutlassInfo | None = None,
     log=None,
 ) -> BuildResult:
     """Compile ``configs`` (cached) and link the ones that compile into one shared library."""
