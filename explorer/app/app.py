@@ -149,14 +149,18 @@ class ExplorerApp(App[None]):
         select = self.query_one("#selection", Select)
         select.set_options([(s.label, i) for i, s in enumerate(selections)])
         self.query_one(ComparePane).set_choices([s.label for s in selections])
-        wanted = 0
         if self.selection in selections:
             wanted = selections.index(self.selection)
-        else:  # prefer measured data on a Hopper GPU, then anything
-            for i, s in enumerate(selections):
-                if s.source == "measured":
-                    wanted = i
-                    break
+        else:  # measured data first, then Hopper GPUs, then offline mode
+            wanted = min(
+                range(len(selections)),
+                key=lambda i: (
+                    selections[i].source != "measured",
+                    selections[i].gpu not in ("h100", "h200"),
+                    selections[i].mode != "offline",
+                    i,
+                ),
+            )
         select.value = wanted
         self.query_one("#status", Static).update(f"{len(selections)} selections")
 
