@@ -8,7 +8,6 @@ import dataclasses
 import hashlib
 import json
 import re
-import subprocess
 
 import pytest
 
@@ -158,18 +157,9 @@ def test_one_emitted_tu_compiles_for_sm90a(tmp_path) -> None:
         pytest.skip("nvcc not found")
     if cutlass is None:
         pytest.skip("CUTLASS headers not found (CUTLASS_DIR or the nvidia-cutlass wheel)")
-    src = tmp_path / "one.cu"
-    src.write_text(emit.render_tu([KernelConfig(128, 128)]))
-    cmd = [
-        nvcc,
-        *build.COMPILE_FLAGS,
-        *build.GENCODE,
-        *(f"-I{d}" for d in cutlass.include_dirs),
-        "-c",
-        str(src),
-        "-o",
-        str(tmp_path / "one.o"),
-    ]
-    res = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
-    assert res.returncode == 0, res.stdout + res.stderr
-    assert (tmp_path / "one.o").stat().st_size > 10_000
+    # Through the real build path: the emitted TU, the flags, the cache and the atomic rename.
+    result = build.compile_unit([KernelConfig(128, 128)], tmp_path, nvcc, cutlass, build.nvcc_version(nvcc))
+    assert result.obj is not None, result.error
+    assert result.obj.stat().st_size > 10_000 and not result.cached
+    again = build.compile_unit([KernelConfig(128, 128)], tmp_path, nvcc, cutlass, build.nvcc_version(nvcc))
+    assert again.cached and again.obj == result.obj
