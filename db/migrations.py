@@ -177,6 +177,42 @@ MIGRATIONS.append(
     )
 )
 
+MIGRATIONS.append(
+    (
+        3,
+        "kernel search log: every candidate the per-shape search measured",
+        [
+            # One row per candidate and stage of a tune run (stage 0: pruned before measuring,
+            # 1: brief measurement, 2: finalists re-measured beside cuBLASLt's heuristic choice,
+            # which is logged too with family 'baseline'). `chosen` marks the kept kernel.
+            """CREATE TABLE search_log (
+                run_id TEXT NOT NULL,
+                m BIGINT NOT NULL,
+                n BIGINT NOT NULL,
+                k BIGINT NOT NULL,
+                candidate TEXT NOT NULL,
+                stage INTEGER NOT NULL,
+                kernel TEXT NOT NULL,
+                family TEXT,
+                params JSON,
+                variant JSON,
+                status TEXT NOT NULL,
+                predicted_us DOUBLE,
+                median DOUBLE,
+                p10 DOUBLE,
+                p90 DOUBLE,
+                n_samples INTEGER,
+                calls_per_sample INTEGER,
+                rel_error DOUBLE,
+                error_ratio DOUBLE,
+                chosen BOOLEAN NOT NULL DEFAULT false,
+                message TEXT,
+                PRIMARY KEY (run_id, m, n, k, candidate, stage)
+            )""",
+        ],
+    )
+)
+
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
 # Tables whose rows the bundled dataset carries, in dependency order.
@@ -190,4 +226,5 @@ DATA_TABLES: tuple[str, ...] = (
     "audit_findings",
     "published_speedups",
     "run_configs",
+    "search_log",
 )

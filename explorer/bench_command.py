@@ -78,6 +78,8 @@ def run_bench_command(args: argparse.Namespace) -> int:
     baselines = _baselines(args.baselines)
     store_path = Path(args.db).expanduser() if args.db else None
     set_dir = _resolve_set_dir(args, store_path)
+    if set_dir is not None and (set_dir / "manifest.json").is_file():
+        return _run_manifest_set(args, settings, baselines, store_path, set_dir)
     scan = scan_set(set_dir) if set_dir is not None else None
     if scan is not None:
         for rel, reason in scan.problems:
@@ -109,7 +111,14 @@ def run_bench_command(args: argparse.Namespace) -> int:
         timeout_s=args.timeout,
         l2="warm" if args.warm_l2 else "cold",
     )
-    bar = _bar(args, f"bench {settings.mode}")
+    return _run(args, plan, resume, store_path)
+
+
+def _run(args: argparse.Namespace, plan, resume, store_path: Path | None, *, summary_out: bool = True) -> int:
+    """Run ``plan`` with a progress bar; say and (unless told not to) print the run's summary."""
+    from importer import bench
+
+    bar = _bar(args, f"bench {plan.settings.mode}")
     try:
         run_id, summary = bench.run_plan(
             bench.store_opener(store_path),
@@ -127,8 +136,42 @@ def run_bench_command(args: argparse.Namespace) -> int:
         f"{summary['configs'] - summary['measured_now']} done earlier; {summary['seconds']:.0f} s "
         f"on {summary['gpu_name']}",
     )
-    emit([{"run_id": run_id, **summary}], args.fmt)
+    if summary_out:
+        emit([{"run_id": run_id, **summary}], args.fmt)
     return 0
+
+
+def _run_manifest_set(args, settings, baselines, store_path: Path | None, set_dir: Path) -> int:
+    """Our own set (kernels/<device>_<ACC>/manifest.json): its kernels run from the compiled
+    library, so no per-config build; the set is recorded from the manifest."""
+    from explorer.tune_command import _library, library_entries, record_set
+    from importer import bench
+    from tuner import manifest as mf
+
+    manifest = mf.load(set_dir / "manifest.json")
+    set_shapes = sorted(Shape(e["m"], e["n"], e["k"]) for e in manifest["configs"])
+    shapes = _shapes(args, set_shapes)
+    library = _library(args)
+    gpus = bench.parse_gpus(args.gpus, bench.visible_gpus())
+    set_id = record_set(store_path, set_dir.resolve(), manifest, library)
+    with Store.open(store_path, with_bundled=False, views=False) as store:
+        resume = None
+        if args.resume:
+            run = None if args.resume == "latest" else args.resume
+            resume = bench.find_resumable(store, run, set_id, settings.mode)
+            shapes = [parse_mnk(s) for s in resume[1]["shapes"]]
+    plan = bench.BenchPlan(
+        shapes=shapes,
+        settings=settings,
+        baselines=baselines,
+        set_id=set_id,
+        accumulator=manifest["accumulator"],
+        kernels=library_entries(manifest, library, shapes),
+        gpus=gpus,
+        timeout_s=args.timeout,
+        l2="warm" if args.warm_l2 else "cold",
+    )
+    return _run(args, plan, resume, store_path)
 
 
 def _build(args, store_path: Path | None, scan, set_id: str, shapes: list[Shape]) -> dict:

@@ -168,6 +168,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--warm-l2", action="store_true", help="no input rotation: warm-L2 figures, labelled")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="parallel kernel builds")
+    p.add_argument("--library", metavar="PATH", help="our kernel library, for a set with a manifest.json")
     p.add_argument(
         "--progress",
         choices=("auto", "jsonl", "none"),
@@ -188,6 +189,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_filters(p)
     p.add_argument("--limit", type=int, default=10, help="candidates to show (default 10)")
     _add_format(p)
+
+    from explorer import tune_command
+
+    tune_command.add_parser(command)
     return parser
 
 
@@ -325,6 +330,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return run_bench_command(args)
 
 
+def cmd_tune(args: argparse.Namespace) -> int:
+    from explorer.tune_command import run_tune_command
+
+    return run_tune_command(args)
+
+
 def cmd_stats(args: argparse.Namespace) -> int:
     from db.queries import resolve_filters, stats
     from explorer.output import emit
@@ -423,6 +434,7 @@ COMMANDS = {
     "stats": cmd_stats,
     "lookup": cmd_lookup,
     "overview": cmd_overview,
+    "tune": cmd_tune,
     None: cmd_app,
 }
 

@@ -40,6 +40,12 @@ class KernelEntry:
     module: str | None = None
     pad_shape: tuple[int, int, int] | None = None
     build_error: str | None = None
+    # A kernel of our library (tuner/) instead of a built module: {"path", "kernel", "variant"}.
+    library: dict | None = None
+
+    @property
+    def runnable(self) -> bool:
+        return self.module is not None or self.library is not None
 
 
 @dataclass
@@ -53,6 +59,10 @@ class BenchPlan:
     gpus: list[int] = field(default_factory=lambda: [0])
     timeout_s: float = 300.0
     l2: str = "cold"
+    # 'bench' measures kernels and baselines; 'tune' runs the per-shape kernel search, whose
+    # job fields (library path, limits) are in `search`.
+    kind: str = "bench"
+    search: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -209,6 +219,7 @@ def create_run(store: Store, plan: BenchPlan, info: dict, command_line: str) -> 
         "workspace_bytes": 32 << 20,
         "accumulator": plan.accumulator,
         "kernels": {str(s): asdict(e) for s, e in plan.kernels.items()},
+        "search": plan.search,
     }
     with store.transaction():
         store.con.execute(
@@ -220,9 +231,10 @@ def create_run(store: Store, plan: BenchPlan, info: dict, command_line: str) -> 
         store.con.execute(
             "INSERT INTO main.runs (run_id, kind, set_id, gpu, mode, status, tool_version, command_line, "
             "gpu_name, sm_count, l2_bytes, clock_start_mhz, driver, cuda, cublas, torch, params) "
-            "VALUES (?, 'bench', ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 run_id,
+                plan.kind,
                 plan.set_id,
                 label,
                 plan.settings.mode,
@@ -344,18 +356,20 @@ def finish_run(store: Store, run_id: str, status: str, clock_end: int | None) ->
         )
 
 
-def find_resumable(store: Store, run_id: str | None, set_id: str | None, mode: str) -> tuple[str, dict]:
+def find_resumable(
+    store: Store, run_id: str | None, set_id: str | None, mode: str, kind: str = "bench"
+) -> tuple[str, dict]:
     if run_id:
         row = store.con.execute(
-            "SELECT run_id, params, status FROM main.runs WHERE run_id = ? AND kind = 'bench'", [run_id]
+            "SELECT run_id, params, status FROM main.runs WHERE run_id = ? AND kind = ?", [run_id, kind]
         ).fetchone()
         if row is None:
             raise NotFoundError(f"no benchmark run {run_id!r} in this store")
     else:
         row = store.con.execute(
-            "SELECT run_id, params, status FROM main.runs WHERE kind = 'bench' AND status <> 'complete' "
+            "SELECT run_id, params, status FROM main.runs WHERE kind = ? AND status <> 'complete' "
             "AND set_id IS NOT DISTINCT FROM ? AND mode = ? ORDER BY started_at DESC LIMIT 1",
-            [set_id, mode],
+            [kind, set_id, mode],
         ).fetchone()
         if row is None:
             raise NotFoundError("no unfinished benchmark run of this set and mode to resume")
@@ -366,6 +380,8 @@ def find_resumable(store: Store, run_id: str | None, set_id: str | None, mode: s
 
 
 def _job(plan: BenchPlan, shape: Shape, with_kernel: bool) -> dict:
+    if plan.kind == "tune":
+        return {"op": "search", "m": shape.m, "n": shape.n, "k": shape.k, **plan.search}
     entry = plan.kernels.get(shape) if with_kernel else None
     return {
         "op": "config",
@@ -377,6 +393,7 @@ def _job(plan: BenchPlan, shape: Shape, with_kernel: bool) -> dict:
         "protocol": asdict(plan.settings),
         "l2": plan.l2,
         "kernel_module": entry.module if entry else None,
+        "kernel_library": entry.library if entry else None,
         "pad_shape": list(entry.pad_shape) if entry and entry.pad_shape and entry.module else None,
     }
 
@@ -432,8 +449,8 @@ class _GpuLane(threading.Thread):
                     entry.build_error,
                 )
             else:
-                outcome = self._run(shape, with_kernel=entry is not None and entry.module is not None)
-                if outcome.status in ("crashed", "timeout") and entry is not None and entry.module:
+                outcome = self._run(shape, with_kernel=entry is not None and entry.runnable)
+                if outcome.status in ("crashed", "timeout") and entry is not None and entry.runnable:
                     # Keep the baselines of this config: run it again without the kernel.
                     retry = self._run(shape, with_kernel=False)
                     outcome = Outcome(
@@ -505,8 +522,14 @@ def run_plan(
     command_line: str,
     resume: tuple[str, dict] | None = None,
     progress: ProgressCallback | None = None,
+    recorder: Callable[[Store, str, Shape, Outcome, int], None] | None = None,
 ) -> tuple[str, dict]:
-    """Run (or resume) ``plan``; returns (run_id, summary). Ctrl-C marks the run interrupted."""
+    """Run (or resume) ``plan``; returns (run_id, summary). Ctrl-C marks the run interrupted.
+
+    ``recorder`` writes one finished config (default: :func:`record_result`; the tuner passes
+    its search-log writer); it must write the config's run_configs row in the same transaction.
+    """
+    record = recorder or record_result
     first = start_worker(plan.gpus[0])
     info = first[1]
     with open_store() as store:
@@ -544,7 +567,7 @@ def run_plan(
                 current[gpu] = f"{shape} {payload}"
             elif kind == "result":
                 with open_store() as store:
-                    record_result(store, run_id, shape, payload, gpu)
+                    record(store, run_id, shape, payload, gpu)
                 counts[payload.status] = counts.get(payload.status, 0) + 1
                 done += 1
                 finished_here += 1

@@ -496,7 +496,13 @@ def run_job(torch, job: dict, state: dict, progress: Callable[[str], None]) -> d
     lib = state[key]
     kernel_fn = None
     kernel_error = None
-    if job.get("kernel_module"):
+    if job.get("kernel_library"):
+        progress("loading kernel")
+        try:
+            kernel_fn = _library_kernel(torch, job, state)
+        except Exception as exc:
+            kernel_error = f"could not load the library kernel: {exc}"
+    elif job.get("kernel_module"):
         progress("loading kernel")
         try:
             from importer.kernel_build import load_module
@@ -628,6 +634,17 @@ def run_job(torch, job: dict, state: dict, progress: Callable[[str], None]) -> d
     }
 
 
+def _library_kernel(torch, job: dict, state: dict):
+    """A kernel of our library (tuner/), named by a manifest entry, as a SPEC §4 callable."""
+    from tuner.native import Variant
+    from tuner.search_gpu import library_kernel_fn, load_library
+
+    spec = job["kernel_library"]
+    lib = load_library(state, spec["path"])
+    variant = Variant(**spec["variant"])
+    return library_kernel_fn(torch, lib, spec["kernel"], variant, job["m"], job["n"], job["k"])
+
+
 def main() -> int:
     channel = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # stray prints (a kernel's printf) go to stderr, not into the protocol
@@ -655,7 +672,12 @@ def main() -> int:
             _send(channel, {"op": "progress", "m": job["m"], "n": job["n"], "k": job["k"], "phase": phase})
 
         try:
-            _send(channel, run_job(torch, job, state, progress))
+            if job.get("op") == "search":
+                from tuner.search_gpu import run_search_job
+
+                _send(channel, run_search_job(torch, job, state, progress))
+            else:
+                _send(channel, run_job(torch, job, state, progress))
         except Exception as exc:
             text = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
             broken = _context_broken(torch)

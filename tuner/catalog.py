@@ -185,6 +185,12 @@ def first_catalog() -> list[KernelConfig]:
         _c(128, 128, schedule="pingpong", cluster_m=2),
         _c(64, 256, schedule="pingpong"),
         _c(128, 128, schedule="pingpong"),
+        # added after the first look (4096^3 went to ping-pong 128x128; cuBLASLt's best there
+        # was a 256x128 tile): multicast along N for ping-pong, an unclustered 256x128 and a
+        # 128x256 with a 1x2 cluster
+        _c(128, 128, schedule="pingpong", cluster_n=2),
+        _c(256, 128),
+        _c(128, 256, cluster_n=2),
         # wave quantisation: stream-K and a non-power-of-two tile
         _c(128, 256, scheduler="streamk"),
         _c(128, 256, cluster_m=2, scheduler="streamk"),
@@ -199,6 +205,7 @@ def first_catalog() -> list[KernelConfig]:
         _c(128, 16, swap_ab=True),
         _c(128, 16, swap_ab=True, scheduler="streamk"),
         _c(64, 128, schedule="pingpong"),
+        _c(64, 64, schedule="pingpong", swap_ab=True),
         # skinny N
         _c(128, 64),
         _c(256, 64),

@@ -90,6 +90,11 @@ class Kernel:
         self._can.restype = i
         self._can.argtypes = [i, i, i, i, i, i, i]
 
+    @property
+    def entry(self) -> Any:
+        """The raw ctypes entry point (callers on a hot path bind its arguments once)."""
+        return self._run
+
     def can_implement(self, M: int, N: int, K: int, v: Variant = Variant()) -> bool:
         return self._can(M, N, K, *v.args()) == L2X_OK
 

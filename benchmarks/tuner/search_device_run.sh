@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# One device call of the kernel search (issue 4), from the repository root on the GPU machine:
+#   bash benchmarks/tuner/search_device_run.sh [tests] [smoke] [grid SECONDS] [bench SECONDS]
+# tests: the tuner's GPU tests; smoke: `tune` on three shapes end to end (search, manifest, the
+# baseline comparison); grid: `tune --grid` into the store, stopped with SIGINT after SECONDS
+# (resumed from .grid/tune.tar when present; the manifest is written when the grid completes);
+# bench: our set (kernels/<gpu>_F32F16F16F32) against the seven baselines over the grid, offline,
+# resumed likewise from .grid/bench.tar.
+# Carried: .whl (duckdb, pytest), .tuner-build/lib, .native-build, .grid (when resuming).
+set -uo pipefail
+OUT=${OUT:-/tmp/search-out}
+mkdir -p "$OUT"
+python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl || exit 1
+export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
+export CUDA_L2_EXPLORER_BUILD_CACHE=/tmp/l2x-build CUDA_L2_EXPLORER_NATIVE_CACHE=/tmp/l2x-native
+BL=$(ls -t .native-build/libhgemm_baselines-*.so 2>/dev/null | head -1)
+[ -n "$BL" ] && export CUDA_L2_EXPLORER_BASELINES_LIB=$PWD/$BL
+TL=$(python3 -c 'from tuner.native import default_library; print(default_library())')
+{
+  date -u +%Y-%m-%dT%H:%M:%SZ
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv
+  python3 -c 'import sys, torch; print("python", sys.version.split()[0], "torch", torch.__version__, "cuda", torch.version.cuda)'
+  echo "tuner library: $TL"
+} >>"$OUT/device.txt" 2>&1
+cat "$OUT/device.txt"
+GPU=$(python3 -c 'import torch; from importer.bench import gpu_label; print(gpu_label(torch.cuda.get_device_name()))')
+SET=kernels/${GPU}_F32F16F16F32
+mkdir -p "$SET"
+
+while [ $# -gt 0 ]; do
+  case "$1" in
+  tests)
+    timeout 240 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_tuner_kernels.py 2>&1 | tail -8 | tee -a "$OUT/device.txt"
+    ;;
+  smoke)
+    start=$(date +%s)
+    python3 -m explorer --db /tmp/smoke.duckdb --no-bundled tune --mnk 64_64_64,1_4096_4096,777_1000_1032 \
+      --manifest /tmp/smoke/manifest.json --json >"$OUT/smoke.json" 2>"$OUT/smoke.log"
+    echo "smoke: exit $? in $(( $(date +%s) - start )) s" | tee -a "$OUT/device.txt"
+    tail -3 "$OUT/smoke.log"; cat "$OUT/smoke.json"
+    ;;
+  grid|bench)
+    what=$1; secs=$2; shift
+    DB=/tmp/$what.duckdb; RESUME=""
+    if [ -f ".grid/$what.tar" ]; then python3 benchmarks/store_pack.py unpack ".grid/$what.tar" $DB; RESUME="--resume"; fi
+    start=$(date +%s)
+    if [ "$what" = grid ]; then
+      timeout -s INT -k 30 "$secs" python3 -m explorer --db $DB --no-bundled tune --grid --no-measure \
+        --manifest "$SET/manifest.json" $RESUME --progress jsonl --json >"$OUT/grid.json" 2>"$OUT/grid.log"
+    else
+      timeout -s INT -k 30 "$secs" python3 -m explorer --db $DB --no-bundled bench --set "$SET" --grid \
+        --mode offline $RESUME --progress jsonl --json >"$OUT/bench.json" 2>"$OUT/bench.log"
+    fi
+    echo "$what: exit $? after $(( $(date +%s) - start )) s $RESUME" | tee -a "$OUT/device.txt"
+    tail -2 "$OUT/$what.log"
+    python3 benchmarks/store_pack.py pack $DB "$OUT/$what.tar"
+    [ -f "$SET/manifest.json" ] && cp "$SET/manifest.json" "$OUT/manifest.json"
+    ;;
+  esac
+  shift
+done
+ls -la "$OUT"

@@ -1,0 +1,160 @@
+"""The kernel search on the CPU: candidate pruning (pure), the manifest format, and the search
+orchestration (store log, resume, manifest entries) with the stand-in worker."""
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from db.shapes import Shape, grid_shapes
+from db.store import Store
+from tuner import manifest as mf
+from tuner.catalog import first_catalog
+from tuner.native import DECOMPOSITION, Variant
+from tuner.search import manifest_entries, record_search, run_search, search_plan
+from tuner.search_space import candidates, predict, variants_for
+
+FAKE = Path(__file__).parent / "fake_worker.py"
+KERNELS = {c.name: c.to_dict() for c in first_catalog()}
+
+
+def test_candidates_are_deterministic_bounded_and_distinct() -> None:
+    for shape in grid_shapes()[::37]:
+        a = candidates(*shape.astuple(), KERNELS, limit=12)
+        assert a == candidates(*shape.astuple(), KERNELS, limit=12)
+        assert 1 <= len(a) <= 13  # the limit, plus at most one per family not yet represented
+        assert len({c.key for c in a}) == len(a)
+        assert all(c.predicted_s > 0 for c in a)
+
+
+def test_skinny_m_keeps_swap_ab_and_large_keeps_big_tiles() -> None:
+    skinny = candidates(64, 8192, 8192, KERNELS, limit=8)
+    assert any(KERNELS[c.kernel]["swap_ab"] for c in skinny)
+    large = candidates(8192, 8192, 8192, KERNELS, limit=8)
+    assert all(KERNELS[c.kernel]["tile_m"] * KERNELS[c.kernel]["tile_n"] >= 128 * 128 for c in large[:4])
+
+
+def test_variants_follow_the_scheduler() -> None:
+    streamk = next(p for p in KERNELS.values() if p["scheduler"] == "streamk" and not p["swap_ab"])
+    persistent = next(p for p in KERNELS.values() if p["scheduler"] == "persistent" and not p["swap_ab"])
+    few_tiles = variants_for(256, 256, 8192, streamk, 132)
+    assert Variant(decomposition=DECOMPOSITION["streamk"]) in few_tiles
+    assert any(v.decomposition == DECOMPOSITION["splitk"] for v in few_tiles)
+    assert all(v.decomposition == 0 for v in variants_for(256, 256, 8192, persistent, 132))
+    many_tiles = variants_for(8192, 8192, 1024, persistent, 132)
+    assert {v.raster for v in many_tiles} == {0, 1, 2}
+
+
+@given(st.sampled_from(sorted(KERNELS)), st.integers(1, 16384), st.integers(1, 2048), st.integers(1, 2048))
+def test_prediction_is_positive_and_grows_with_k(name: str, m: int, n8: int, k8: int) -> None:
+    params = KERNELS[name]
+    n, k = 8 * n8, 8 * k8
+    t = predict(m, n, k, params, Variant(), 132, 3.35e12)
+    assert t > 0
+    assert predict(m, n, 2 * k, params, Variant(), 132, 3.35e12) >= t
+
+
+def _entry(m: int = 64, n: int = 64, k: int = 64, **kw) -> dict:
+    return {
+        "m": m, "n": n, "k": k, "kernel_name": "sm90_x", "kernel": {"family": "cutlass_sm90"},
+        "variant": {"raster": 0, "swizzle": 1, "decomposition": 0, "splits": 1},
+        "time_us": 3.5, "gpu": "h100", "date": "2026-11-22", "run_id": "r1", **kw,
+    }  # fmt: skip
+
+
+def test_manifest_round_trip_is_byte_stable(tmp_path) -> None:
+    data = mf.merge(mf.empty("h100"), [_entry(128, 64, 64), _entry(64, 64, 64)])
+    path = tmp_path / "set" / "manifest.json"
+    mf.save(data, path)
+    first = path.read_bytes()
+    mf.save(mf.load(path), path)
+    assert path.read_bytes() == first
+    assert [e["m"] for e in mf.load(path)["configs"]] == [64, 128]
+    replaced = mf.merge(mf.load(path), [_entry(64, 64, 64, time_us=2.0)])
+    assert mf.lookup(replaced, 64, 64, 64)["time_us"] == 2.0
+    assert len(replaced["configs"]) == 2
+
+
+@pytest.mark.parametrize(
+    "broken, message",
+    [
+        ({"format": "x"}, "not a kernel manifest"),
+        ({"version": 9}, "not supported"),
+        ({"configs": [_entry(), _entry()]}, "appears twice"),
+        ({"configs": [{**_entry(), "time_us": 0}]}, "time_us"),
+        ({"configs": [{**_entry(), "variant": {"raster": 0}}]}, "variant"),
+        ({"configs": [{k: v for k, v in _entry().items() if k != "kernel"}]}, "lacks kernel"),
+    ],
+)
+def test_manifest_validation_names_the_problem(broken: dict, message: str) -> None:
+    with pytest.raises(mf.ManifestError, match=message):
+        mf.validate({**mf.empty("h100"), **broken})
+
+
+def test_failed_save_keeps_the_old_manifest(tmp_path) -> None:
+    path = tmp_path / "manifest.json"
+    mf.save(mf.merge(mf.empty("h100"), [_entry()]), path)
+    before = path.read_bytes()
+    with pytest.raises(mf.ManifestError):
+        mf.save({**mf.empty("h100"), "configs": [_entry(), _entry()]}, path)
+    assert path.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["manifest.json"]
+
+
+def test_search_logs_every_candidate_resumes_and_keeps_the_fastest(db_path, monkeypatch, tmp_path) -> None:
+    monkeypatch.setenv("CUDA_L2_EXPLORER_WORKER", str(FAKE))
+    library = tmp_path / "libfake.so"
+    library.write_bytes(b"")
+    shapes = [Shape(64, 64, 64), Shape(13, 64, 64), Shape(256, 128, 64)]
+    run_id, summary = run_search(db_path, search_plan(shapes, library, timeout_s=10), "test")
+    assert summary["crashed"] == 1 and summary["done"] == 2
+    with Store.open(db_path, with_bundled=False) as store:
+        log = store.query(f"SELECT * FROM search_log WHERE run_id = '{run_id}' ORDER BY m, candidate, stage")
+        assert len(log) == 2 * (3 + 2 + 1)  # per shape: 3 stage-1, 2 finalists, 1 reference
+        assert log.filter(log["chosen"])["candidate"].to_list() == ["fake_1|default"] * 2
+        kind = store.scalar("SELECT kind FROM runs WHERE run_id = ?", [run_id])
+        assert kind == "tune"
+        entries = manifest_entries(store, [run_id])
+    assert sorted((e["m"], e["kernel_name"]) for e in entries) == [(64, "fake_1"), (256, "fake_1")]
+    e = next(e for e in entries if e["m"] == 64)
+    assert e["best_reference"] == "cuBLASLt-heuristic-nn" and e["candidates"] == 3
+    assert e["time_us"] == pytest.approx(0.9 * e["best_reference_us"], rel=1e-3)
+    mf.validate(mf.merge(mf.empty("h100"), entries))
+    # The crashed shape is recorded as done-with-failure: resume does not redo finished shapes.
+    plan = search_plan(shapes, library, timeout_s=10)
+    with Store.open(db_path, with_bundled=False, views=False) as store:
+        params = json.loads(store.scalar("SELECT params FROM runs WHERE run_id = ?", [run_id]))
+    _, again = run_search(db_path, plan, "test", resume=(run_id, params))
+    assert again["measured_now"] == 0
+
+
+def test_record_search_replaces_a_config_in_one_transaction(db_path) -> None:
+    from importer.bench import Outcome
+
+    with Store.open(db_path, with_bundled=False) as store:
+        store.con.execute(
+            "INSERT INTO runs (run_id, kind, gpu, status, tool_version) "
+            "VALUES ('r', 'tune', 'h100', 'running', 't')"
+        )
+        outcome = Outcome("done", [], {"best": None, "references": {}})
+        record_search(store, "r", Shape(64, 64, 64), outcome, 0)
+        record_search(store, "r", Shape(64, 64, 64), outcome, 0)
+        status, message = store.con.execute("SELECT status, message FROM run_configs").fetchone()
+    assert (status, message) == ("error", "no correct candidate")
+
+
+def test_tune_command_errors_are_one_line(cli, monkeypatch, tmp_path) -> None:
+    assert cli("tune", "64", "64").code == 2
+    bad = cli("tune", "64", "64", "0x40")
+    assert bad.code == 2 and "0x40" in bad.err
+    monkeypatch.setenv("CUDA_L2_EXPLORER_TUNER_LIB", str(tmp_path / "missing.so"))
+    missing = cli("tune", "64", "64", "64")
+    assert missing.code == 4 and "python -m tuner.build" in missing.err
+    library = tmp_path / "lib.so"
+    library.write_bytes(b"")
+    monkeypatch.setenv("CUDA_L2_EXPLORER_TUNER_LIB", str(library))
+    monkeypatch.setitem(__import__("sys").modules, "torch", None)  # as on a machine without torch
+    no_gpu = cli("tune", "64", "64", "64")
+    assert no_gpu.code == 7 and no_gpu.err.count("\n") == 1

@@ -1,0 +1,148 @@
+"""Which candidates the search measures for one shape: a roofline-and-waves cost model prunes the
+library's kernels x runtime variants to a short list (pure Python; tested on the CPU).
+
+A candidate is one compiled kernel (by name, with its parameters as the library reports them)
+plus one :class:`~tuner.native.Variant` of its runtime arguments. The model is deliberately
+coarse: it only has to keep the real winner inside the short list, not rank it. It counts what
+decides most HGEMM shapes on Hopper: how many output tiles there are against the number of SMs
+(waves, and the tail of the last one), how much of each tile is padding, and the memory floor.
+Stage 1 measures every kept candidate briefly; stage 2 re-measures the best few (tuner/search_gpu).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from tuner.native import DECOMPOSITION, RASTER, Variant
+
+PEAK_FLOPS = 989e12  # dense fp16 tensor peak, H100/H200 SXM (SPEC §10)
+DEFAULT_BANDWIDTH = 3.35e12  # H100 HBM3; H200 passes 4.8e12
+LAUNCH_OVERHEAD_S = 2.5e-6  # fixed cost of one kernel launch + prologue/epilogue, measured ~2.7-3.4 us
+
+
+@dataclass(frozen=True)
+class Candidate:
+    kernel: str
+    variant: Variant
+    predicted_s: float = 0.0
+
+    @property
+    def key(self) -> str:
+        """Stable label used in the search log and as the implementation name in the worker."""
+        return f"{self.kernel}|{self.variant.label}"
+
+    def to_dict(self) -> dict[str, Any]:
+        v = self.variant
+        return {
+            "kernel": self.kernel,
+            "variant": {
+                "raster": v.raster,
+                "swizzle": v.swizzle,
+                "decomposition": v.decomposition,
+                "splits": v.splits,
+            },
+            "predicted_us": round(self.predicted_s * 1e6, 3),
+        }
+
+
+def user_tile(params: Mapping[str, Any]) -> tuple[int, int]:
+    """(rows of C, columns of C) one CTA computes, whatever the family."""
+    tm, tn = int(params["tile_m"]), int(params["tile_n"])
+    return (tn, tm) if params.get("swap_ab") else (tm, tn)
+
+
+def tile_efficiency(rows: int, cols: int) -> float:
+    """Fraction of the tensor peak a CTA of this tile sustains in the main loop (rough: small
+    tiles re-read more of A and B per FLOP and hide less latency)."""
+    area = rows * cols
+    return min(0.85, 0.30 + 0.55 * math.sqrt(area / (128 * 256)))
+
+
+def predict(
+    m: int, n: int, k: int, params: Mapping[str, Any], v: Variant, sms: int, bandwidth: float
+) -> float:
+    """Predicted device seconds of one call."""
+    rows, cols = user_tile(params)
+    tiles = math.ceil(m / rows) * math.ceil(n / cols)
+    cluster = int(params.get("cluster_m", 1)) * int(params.get("cluster_n", 1))
+    slots = max(1, (sms // cluster) * cluster)
+    per_sm_flops = PEAK_FLOPS / sms * tile_efficiency(rows, cols)
+    tile_s = 2.0 * rows * cols * k / per_sm_flops
+    splits = v.splits if v.decomposition == DECOMPOSITION["splitk"] else 1
+    if v.decomposition == DECOMPOSITION["streamk"] or (
+        v.decomposition == DECOMPOSITION["heuristic"] and params.get("scheduler") == "streamk"
+    ):
+        # Stream-K spreads the K-iterations of all tiles evenly, plus a fix-up per split tile.
+        compute = tiles * tile_s / slots + (0.15 * tile_s if tiles % slots else 0.0)
+    else:
+        units = tiles * splits
+        compute = math.ceil(units / slots) * tile_s / splits
+    if splits > 1:
+        compute += 4.0 * m * n * splits / bandwidth  # fp32 partials written and read back
+    memory = 2.0 * (m * k + k * n + m * n) / bandwidth
+    return max(compute, memory) + LAUNCH_OVERHEAD_S
+
+
+def variants_for(m: int, n: int, k: int, params: Mapping[str, Any], sms: int) -> list[Variant]:
+    """Runtime variants worth measuring for this kernel at this shape."""
+    rows, cols = user_tile(params)
+    tiles = math.ceil(m / rows) * math.ceil(n / cols)
+    out = [Variant()]
+    family = params.get("family", "cutlass_sm90")
+    if family == "cutlass_sm90" and tiles > sms:
+        # Several waves: the order tiles are visited in decides L2 reuse of A and B panels.
+        out += [Variant(RASTER["along_m"], 4), Variant(RASTER["along_n"], 4), Variant(RASTER["along_n"], 8)]
+    k_iters = k // int(params.get("tile_k", 64))
+    if params.get("scheduler") == "streamk" and tiles < 2 * sms:
+        out.append(Variant(decomposition=DECOMPOSITION["streamk"]))
+        out += [
+            Variant(decomposition=DECOMPOSITION["splitk"], splits=s)
+            for s in (2, 4, 8)
+            if tiles * s <= 2 * sms and k_iters >= 2 * s
+        ]
+    elif family != "cutlass_sm90" and tiles < sms:
+        out += [
+            Variant(decomposition=DECOMPOSITION["splitk"], splits=s)
+            for s in (2, 4, 8, 16)
+            if tiles * s <= 2 * sms and k_iters >= 2 * s
+        ]
+    return out
+
+
+def candidates(
+    m: int,
+    n: int,
+    k: int,
+    kernels: Mapping[str, Mapping[str, Any]],
+    *,
+    sms: int = 132,
+    bandwidth: float = DEFAULT_BANDWIDTH,
+    limit: int = 16,
+    per_kernel: int = 3,
+) -> list[Candidate]:
+    """The ``limit`` candidates with the best predicted time, at most ``per_kernel`` per kernel,
+    and at least one of every family in the library (the model is least sure across families)."""
+    scored: list[Candidate] = []
+    for name, params in kernels.items():
+        if n % 8 or k % 8:
+            continue
+        ranked = sorted(
+            (
+                Candidate(name, v, predict(m, n, k, params, v, sms, bandwidth))
+                for v in variants_for(m, n, k, params, sms)
+            ),
+            key=lambda c: c.predicted_s,
+        )
+        scored += ranked[:per_kernel]
+    scored.sort(key=lambda c: (c.predicted_s, c.key))
+    chosen = scored[:limit]
+    families = {kernels[c.kernel].get("family", "cutlass_sm90") for c in chosen}
+    for c in scored[limit:]:
+        fam = kernels[c.kernel].get("family", "cutlass_sm90")
+        if fam not in families:
+            chosen.append(c)
+            families.add(fam)
+    return chosen
