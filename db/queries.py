@@ -271,4 +271,18 @@ def kernel_detail(store: Store, set_id: str, m: int, n: int, k: int) -> dict:
         "kernel": kernel.to_dicts()[0] if kernel.height else None,
         "measurements": measured,
         "audit": audit,
+        "search_log": search_log(store, m, n, k),
     }
+
+
+def search_log(store: Store, m: int, n: int, k: int) -> pl.DataFrame:
+    """Every candidate the kernel search measured for this config (newest run first; within a
+    run the finalists first, fastest first), cuBLASLt's heuristic choice among them."""
+    return store.query(
+        "SELECT r.gpu, r.started_at::DATE AS date, s.stage, s.candidate, s.status, s.chosen, "
+        "s.median * 1e6 AS median_us, s.p10 * 1e6 AS p10_us, s.p90 * 1e6 AS p90_us, "
+        "s.predicted_us, s.rel_error, s.message FROM all_search_log s JOIN all_runs r USING (run_id) "
+        "WHERE s.m = ? AND s.n = ? AND s.k = ? "
+        "ORDER BY r.started_at DESC, s.stage DESC, s.median NULLS LAST, s.candidate",
+        [m, n, k],
+    )

@@ -86,6 +86,20 @@ async def test_filter_sort_search_and_bad_filter(app_db):
 
 
 async def test_kernel_view_and_copy(app_db):
+    from db.store import Store
+
+    with Store.open(app_db) as store, store.transaction():  # a search that logged two candidates
+        store.con.execute(
+            "INSERT INTO runs (run_id, kind, gpu, status, tool_version) "
+            "VALUES ('t1', 'tune', 'h100', 'complete', 't')"
+        )
+        for m, n, k in ((256, 512, 1024), (1024, 1024, 1024)):
+            for cand, median, chosen in (("sm90_a|default", 9e-6, True), ("sm90_b|default", 12e-6, False)):
+                store.con.execute(
+                    "INSERT INTO search_log (run_id, m, n, k, candidate, stage, kernel, status, median, "
+                    "chosen) VALUES ('t1', ?, ?, ?, ?, 2, ?, 'ok', ?, ?)",
+                    [m, n, k, cand, cand.split("|")[0], median, chosen],
+                )
     app = ExplorerApp(app_db, with_bundled=False)
     async with app.run_test(size=SIZE) as pilot:
         await _ready(pilot)
@@ -95,6 +109,9 @@ async def test_kernel_view_and_copy(app_db):
         await pilot.press("enter")
         await _ready(pilot)
         assert isinstance(app.screen, KernelScreen)
+        log = app.screen.query_one("#kernel-search-log")
+        assert log.row_count == 2
+        assert "sm90_a|default" in [str(c) for c in log.get_row_at(0)]  # the kept one first
         await pilot.press("escape")
         await pilot.pause()
         assert not isinstance(app.screen, KernelScreen)

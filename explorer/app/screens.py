@@ -61,7 +61,7 @@ class HelpScreen(ModalScreen[None]):
 
 
 class KernelScreen(ModalScreen[None]):
-    """Source with C++ highlighting, parameters, correctness, audit findings."""
+    """Source with C++ highlighting, parameters, correctness, audit findings, search log."""
 
     BINDINGS = [Binding("escape,q", "dismiss", "close"), Binding("b", "bench", "benchmark this config")]
     DEFAULT_CSS = """
@@ -93,6 +93,8 @@ class KernelScreen(ModalScreen[None]):
             yield DataTable(id="kernel-measurements")
             yield Static("[b]Audit findings[/b]")
             yield DataTable(id="kernel-audit")
+            yield Static("[b]Search log[/b] (every candidate the kernel search measured for this config)")
+            yield DataTable(id="kernel-search-log")
             if kernel is not None and kernel.get("source"):
                 yield Static(Syntax(kernel["source"], "cpp", line_numbers=True, word_wrap=False))
 
@@ -100,6 +102,7 @@ class KernelScreen(ModalScreen[None]):
         for widget_id, frame in (
             ("#kernel-measurements", self.detail["measurements"]),
             ("#kernel-audit", self.detail["audit"]),
+            ("#kernel-search-log", self.detail["search_log"]),
         ):
             table = self.query_one(widget_id, DataTable)
             if frame.height == 0:
