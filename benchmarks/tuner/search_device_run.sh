@@ -30,7 +30,8 @@ mkdir -p "$SET"
 while [ $# -gt 0 ]; do
   case "$1" in
   tests)
-    timeout 240 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_tuner_kernels.py 2>&1 | tail -8 | tee -a "$OUT/device.txt"
+    timeout 240 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_tuner_kernels.py tests/gpu/test_tuner_search.py \
+      2>&1 | tee "$OUT/gpu_tests.txt" | tail -8 | tee -a "$OUT/device.txt"
     ;;
   smoke)
     start=$(date +%s)

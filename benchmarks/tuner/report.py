@@ -1,0 +1,160 @@
+"""The kernel library's evidence report (issue 4), read from a store filled on the device.
+
+    python benchmarks/tuner/report.py STORE.duckdb OUT.md [--set SET_ID]
+
+The store holds the search (runs of kind 'tune' with their search_log) and the harness runs of
+our set against the seven baselines (kind 'bench'). Everything below is computed from it:
+headline aggregates through the same query API as ``stats``, then per regime, the fraction of
+the physical floor, the worst configs, host latency of tiny shapes against torch.matmul, and
+what the search measured.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+
+import polars as pl
+
+from db.queries import Filters, stats
+from db.shapes import REGIMES, Shape, floor_seconds, regime
+from db.store import Store
+from db.views import BEST
+
+
+def table(frame: pl.DataFrame, digits: int = 3) -> str:
+    head = "| " + " | ".join(frame.columns) + " |"
+    rule = "|" + "|".join("---" for _ in frame.columns) + "|"
+    rows = []
+    for row in frame.iter_rows():
+        cells = [f"{v:.{digits}f}" if isinstance(v, float) else ("" if v is None else str(v)) for v in row]
+        rows.append("| " + " | ".join(cells) + " |")
+    return "\n".join([head, rule, *rows])
+
+
+def _aggregate(frame: pl.DataFrame, by: list[str]) -> pl.DataFrame:
+    return (
+        frame.group_by(by)
+        .agg(
+            pl.len().alias("configs"),
+            pl.col("speedup").log().mean().exp().alias("geomean"),
+            pl.col("speedup").mean().alias("mean"),
+            (pl.col("outcome") == "win").mean().alias("win_rate"),
+            (pl.col("outcome") == "loss").mean().alias("loss_rate"),
+            pl.col("speedup").min().alias("worst"),
+            (pl.col("speedup") < 0.97).sum().alias("below_0.97"),
+            pl.col("floor_fraction").median().alias("floor_fraction_median"),
+        )
+        .sort(by)
+    )
+
+
+def report(store: Store, set_id: str) -> str:
+    runs = store.query(
+        "SELECT run_id, kind, mode, status, gpu_name, driver, cuda, cublas, torch, started_at, finished_at, "
+        "command_line FROM all_runs WHERE (kind = 'bench' AND set_id = ?) OR kind = 'tune' "
+        "ORDER BY started_at",
+        [set_id],
+    )
+    out = [f"# Our kernel library: `{set_id}` against the seven baselines", ""]
+    out += ["## Runs", "", table(runs.drop("run_id")), ""]
+    head = stats(store, Filters(set_ids=(set_id,)))
+    out += ["## Headline (device time, cold L2; speedup = baseline time / our time)", ""]
+    out += [table(head.filter(pl.col("source") == "measured").drop("set_id", "accumulator", "source")), ""]
+    sp = store.query(
+        "SELECT s.gpu, s.mode, s.m, s.n, s.k, s.speedup, s.outcome, s.kernel_s, s.baseline_s "
+        "FROM speedups s WHERE s.set_id = ? AND s.source = 'measured' AND s.baseline = ?",
+        [set_id, BEST],
+    )
+    if sp.height == 0:
+        return "\n".join([*out, "No measured rows for this set."])
+    shapes = [Shape(m, n, k) for m, n, k in sp.select("m", "n", "k").iter_rows()]
+    gpus = sp["gpu"].to_list()
+    sp = sp.with_columns(
+        pl.Series("regime", [regime(s, g) for s, g in zip(shapes, gpus, strict=True)]),
+        pl.Series(
+            "floor_fraction",
+            [
+                (floor_seconds(s, g) or math.nan) / t
+                for s, g, t in zip(shapes, gpus, sp["kernel_s"].to_list(), strict=True)
+            ],
+        ),
+    )
+    out += ["## Against the best of the seven baselines, by regime", ""]
+    by_regime = _aggregate(sp, ["gpu", "mode", "regime"]).with_columns(
+        pl.col("regime").replace_strict({r: i for i, r in enumerate(REGIMES)}, default=9).alias("_o")
+    )
+    out += [table(by_regime.sort("gpu", "mode", "_o").drop("_o")), ""]
+    out += [table(_aggregate(sp, ["gpu", "mode"])), ""]
+    kernels = store.query(
+        "SELECT m, n, k, json_extract_string(params, '$.kernel_name') AS kernel, "
+        "json_extract_string(params, '$.variant') AS variant FROM all_kernels WHERE set_id = ?",
+        [set_id],
+    )
+    worst = (
+        sp.join(kernels, on=["m", "n", "k"], how="left")
+        .sort("speedup")
+        .head(15)
+        .select("gpu", "mode", "m", "n", "k", "regime", "speedup", "outcome",
+                (pl.col("kernel_s") * 1e6).alias("ours_us"), (pl.col("baseline_s") * 1e6).alias("best_us"),
+                "kernel", "variant")
+    )  # fmt: skip
+    out += ["## The 15 worst configs", "", table(worst), ""]
+    host = store.query(
+        "SELECT r.mode, x.m, x.n, x.k, x.implementation, x.median FROM all_measurements x "
+        "JOIN all_runs r USING (run_id) WHERE r.set_id = ? AND x.metric = 'host_latency' "
+        "AND x.status = 'ok' AND NOT x.padded AND x.implementation IN ('kernel', 'torch.matmul')",
+        [set_id],
+    )
+    if host.height:
+        wide = host.pivot(on="implementation", index=["mode", "m", "n", "k"], values="median")
+        if {"kernel", "torch.matmul"} <= set(wide.columns):
+            wide = wide.with_columns(
+                pl.Series(
+                    "regime", [regime(Shape(m, n, k)) for m, n, k in wide.select("m", "n", "k").iter_rows()]
+                )
+            ).filter(pl.col("regime") == "tiny")
+            summary = wide.group_by("mode").agg(
+                pl.len().alias("tiny_configs"),
+                (pl.col("kernel").median() * 1e6).alias("ours_host_us_median"),
+                (pl.col("torch.matmul").median() * 1e6).alias("torch_host_us_median"),
+                (pl.col("torch.matmul") / pl.col("kernel")).log().mean().exp().alias("geomean_ratio"),
+            )
+            out += [
+                "## Host latency of one call, tiny configs (ours vs torch.matmul)",
+                "",
+                table(summary),
+                "",
+            ]
+    search = store.query(
+        "SELECT r.run_id, r.gpu_name, count(DISTINCT (s.m, s.n, s.k)) AS configs, "
+        "count(*) FILTER (WHERE s.stage = 1) AS stage1_measured, "
+        "count(*) FILTER (WHERE s.stage = 2 AND s.family <> 'baseline') AS stage2_measured, "
+        "(SELECT sum(seconds) FROM all_run_configs c WHERE c.run_id = r.run_id) AS seconds "
+        "FROM all_search_log s JOIN all_runs r USING (run_id) GROUP BY ALL ORDER BY ALL"
+    )
+    families = store.query(
+        "SELECT family, count(*) AS configs FROM all_kernels WHERE set_id = ? GROUP BY ALL ORDER BY ALL",
+        [set_id],
+    )
+    out += ["## The search", "", table(search.drop("run_id"), 1), "", table(families), ""]
+    return "\n".join(out)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("store", type=Path)
+    ap.add_argument("out", type=Path)
+    ap.add_argument("--set", dest="set_id", default=None, help="set id (default: the only 'ours' set)")
+    args = ap.parse_args()
+    with Store.open(args.store, read_only=True, with_bundled=False) as store:
+        set_id = args.set_id or store.scalar(
+            "SELECT set_id FROM all_kernel_sets WHERE origin = 'ours' ORDER BY created_at DESC LIMIT 1"
+        )
+        args.out.write_text(report(store, set_id) + "\n")
+    print(f"report written to {args.out}")
+
+
+if __name__ == "__main__":
+    main()
