@@ -1,4 +1,4 @@
-"""Build a catalog of KernelConfigs into one C-ABI shared library (no torch), cached by content.
+"""Build a catalog of kernel configs into one C-ABI shared library (no torch), cached by content.
 
 Each group of configs is one translation unit compiled to an object file, named by the hash of
 (source, flags, nvcc version, CUTLASS version), in parallel. A TU that fails is retried one
@@ -8,7 +8,11 @@ linked with nvcc's static cudart into ``<out>/lib/libl2x_tuner-<key>.so`` with a
 beside it (``<out>/lib/latest.json`` points at the newest). Only ``<out>/lib`` needs to travel
 to a GPU machine: CUTLASS headers are needed only where we compile.
 
-    python -m tuner.build [--catalog first|smoke] [--per-tu 4] [--jobs 2] [--out .tuner-build]
+    python -m tuner.build [--catalog full|first|tiny|smoke] [--per-tu 4] [--jobs 2] [--out .tuner-build]
+
+``full`` (the default) is the CUTLASS first catalog plus our tiny-shape family (tuner/tiny.py);
+each family gets its own TUs, so adding one leaves the other's objects (and cache keys) as they
+were. Tiny TUs include no CUTLASS header: ``--catalog tiny`` builds without CUTLASS.
 
 CUTLASS headers: ``$CUTLASS_DIR`` (a CUTLASS checkout: ``include/`` and ``tools/util/include``),
 else the repository's ``cutlass/`` folder if it holds them, else the ``nvidia-cutlass`` wheel's
@@ -34,8 +38,7 @@ from importer.kernel_build import CutlassInfo
 from importer.kernel_build import find_cutlass as _find_cutlass
 from importer.native import find_nvcc, nvcc_version
 from tuner import catalog as cat
-from tuner.catalog import KernelConfig
-from tuner.emit import ABI_VERSION, group, render_registry, render_tu
+from tuner.emit import ABI_VERSION, AnyConfig, group, render_registry, render_tu
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = REPO / ".tuner-build"
@@ -102,12 +105,24 @@ def unit_key(source: str, nvcc_ver: str, cutlass_ver: str) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:20]
 
 
+# What a TU without CUTLASS headers (the tiny family) records in its cache key instead of a version.
+NO_CUTLASS = "none"
+
+
+def needs_cutlass(configs: Sequence[AnyConfig]) -> bool:
+    return any(c.family == "cutlass_sm90" for c in configs)
+
+
 def compile_unit(
-    configs: Sequence[KernelConfig], out: Path, nvcc: str, cutlass: CutlassInfo, nvcc_ver: str
+    configs: Sequence[AnyConfig], out: Path, nvcc: str, cutlass: CutlassInfo | None, nvcc_ver: str
 ) -> UnitResult:
-    """Compile one TU to ``out/obj/<key>.o`` (or find it there)."""
+    """Compile one TU to ``out/obj/<key>.o`` (or find it there); ``cutlass`` only for CUTLASS TUs."""
     source = render_tu(configs)
-    key = unit_key(source, nvcc_ver, cutlass.version)
+    if not needs_cutlass(configs):
+        cutlass = None  # same key and command whether or not the build also holds CUTLASS TUs
+    elif cutlass is None:
+        raise BuildError("CUTLASS headers are needed for CUTLASS configs")
+    key = unit_key(source, nvcc_ver, cutlass.version if cutlass is not None else NO_CUTLASS)
     names = [c.name for c in configs]
     obj_dir = out / "obj"
     obj = obj_dir / f"{key}.o"
@@ -122,7 +137,7 @@ def compile_unit(
         nvcc,
         *COMPILE_FLAGS,
         *GENCODE,
-        *(f"-I{d}" for d in cutlass.include_dirs),
+        *(f"-I{d}" for d in (cutlass.include_dirs if cutlass is not None else ())),
         "-c",
         str(src),
         "-o",
@@ -144,7 +159,7 @@ def compile_unit(
 
 
 def build(
-    configs: Sequence[KernelConfig],
+    configs: Sequence[AnyConfig],
     out: Path = DEFAULT_OUT,
     *,
     per_tu: int = 4,
@@ -159,19 +174,24 @@ def build(
     nvcc = nvcc or find_nvcc()
     if not nvcc:
         raise BuildError("nvcc not found (set NVCC or CUDA_HOME, or put nvcc on the PATH)")
-    cutlass = cutlass or find_cutlass()
-    if cutlass is None:
-        raise BuildError(
-            "CUTLASS headers not found: set CUTLASS_DIR or `pip install nvidia-cutlass==4.2.0.0 --no-deps`"
-        )
+    if needs_cutlass(configs):
+        cutlass = cutlass or find_cutlass()
+        if cutlass is None:
+            raise BuildError(
+                "CUTLASS headers not found: set CUTLASS_DIR or "
+                "`pip install nvidia-cutlass==4.2.0.0 --no-deps`"
+            )
+    else:
+        cutlass = None  # no CUTLASS header is included, none is recorded
+    cutlass_ver = cutlass.version if cutlass is not None else NO_CUTLASS
     nv_ver = nvcc_version(nvcc)
     out = Path(out)
     jobs = jobs or max(1, os.cpu_count() or 1)
     by_name = {c.name: c for c in configs}
     groups = group(list(by_name.values()), per_tu)
-    say(f"tuner.build: {len(by_name)} configs in {len(groups)} TUs, {jobs} jobs, CUTLASS {cutlass.version}")
+    say(f"tuner.build: {len(by_name)} configs in {len(groups)} TUs, {jobs} jobs, CUTLASS {cutlass_ver}")
 
-    def run_groups(gs: list[list[KernelConfig]]) -> list[UnitResult]:
+    def run_groups(gs: list[list[AnyConfig]]) -> list[UnitResult]:
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             results = list(pool.map(lambda g: compile_unit(g, out, nvcc, cutlass, nv_ver), gs))
         for r in results:
@@ -197,7 +217,7 @@ def build(
     if not compiled:
         return BuildResult(None, [], failed, units, time.monotonic() - t_start)
 
-    meta = {"nvcc": nv_ver, "cutlass": cutlass.version, "gencode": " ".join(GENCODE)}
+    meta = {"nvcc": nv_ver, "cutlass": cutlass_ver, "gencode": " ".join(GENCODE)}
     registry = render_registry([by_name[n] for n in compiled], meta)
     objs = sorted({str(r.obj) for r in good})
     link_key = hashlib.sha256(json.dumps([objs, registry, LINK_FLAGS], sort_keys=True).encode()).hexdigest()[
@@ -248,12 +268,17 @@ def latest_library(out: Path = DEFAULT_OUT) -> Path | None:
     return lib if lib.exists() else None
 
 
-CATALOGS = {"first": cat.first_catalog, "smoke": cat.smoke_catalog}
+CATALOGS = {
+    "full": cat.full_catalog,
+    "first": cat.first_catalog,
+    "tiny": cat.tiny_catalog,
+    "smoke": cat.smoke_catalog,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m tuner.build", description=__doc__.splitlines()[0])
-    ap.add_argument("--catalog", choices=sorted(CATALOGS), default="first")
+    ap.add_argument("--catalog", choices=sorted(CATALOGS), default="full")
     ap.add_argument("--per-tu", type=int, default=4)
     ap.add_argument("--jobs", type=int, default=None)
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)

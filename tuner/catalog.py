@@ -22,7 +22,10 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass, fields
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:  # tuner.tiny imports this module: its classes are imported where used
+    from tuner.tiny import TinyConfig
 
 Family = Literal["cutlass_sm90"]
 Schedule = Literal["cooperative", "pingpong"]
@@ -228,3 +231,27 @@ def smoke_catalog() -> list[KernelConfig]:
 
 def by_name(configs: list[KernelConfig]) -> dict[str, KernelConfig]:
     return {c.name: c for c in configs}
+
+
+def tiny_catalog() -> list[TinyConfig]:
+    """Our own tiny-shape kernels (tuner/tiny.py), the launch-bound regime."""
+    from tuner.tiny import tiny_catalog as configs
+
+    return configs()
+
+
+def full_catalog() -> list[KernelConfig | TinyConfig]:
+    """Everything the library ships: the CUTLASS first catalog and our tiny-shape family."""
+    return [*first_catalog(), *tiny_catalog()]
+
+
+def kernel_from_dict(data: dict[str, Any]) -> KernelConfig | TinyConfig:
+    """The config a ``to_dict()`` (or a library registry's parameters) describes, by ``family``."""
+    from tuner.tiny import TINY_FAMILY, TinyConfig
+
+    family = data.get("family")
+    if family == "cutlass_sm90":
+        return KernelConfig.from_dict(data)
+    if family == TINY_FAMILY:
+        return TinyConfig.from_dict(data)
+    raise ConfigError(f"unknown kernel family {family!r}")

@@ -34,7 +34,11 @@ import hashlib
 import json
 from collections.abc import Sequence
 
+from tuner import tiny
 from tuner.catalog import KernelConfig
+from tuner.tiny import TinyConfig
+
+AnyConfig = KernelConfig | TinyConfig
 
 ABI_VERSION = 1
 
@@ -344,21 +348,30 @@ def render_kernel(cfg: KernelConfig) -> str:
     )
 
 
-def render_tu(configs: Sequence[KernelConfig]) -> str:
-    """One translation unit holding ``configs`` (in the given order)."""
+def render_tu(configs: Sequence[AnyConfig]) -> str:
+    """One translation unit holding ``configs`` (in the given order), all of one family.
+
+    CUTLASS configs get the CUTLASS preamble and templates (unchanged, so their build cache keys
+    are too); tiny configs get tuner/tiny.py's own preamble, which includes no CUTLASS header.
+    """
     if not configs:
         raise ValueError("a translation unit needs at least one config")
     names = [c.name for c in configs]
     if len(set(names)) != len(names):
         raise ValueError("duplicate configs in one translation unit")
-    return PREAMBLE + "".join(render_kernel(c) for c in configs)
+    families = {c.family for c in configs}
+    if len(families) != 1:
+        raise ValueError(f"one family per translation unit, got {sorted(families)}")
+    if all(isinstance(c, TinyConfig) for c in configs):
+        return tiny.render_tu(configs)  # type: ignore[arg-type]
+    return PREAMBLE + "".join(render_kernel(c) for c in configs)  # type: ignore[arg-type]
 
 
 def _c_string(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def render_registry(configs: Sequence[KernelConfig], meta: dict[str, str] | None = None) -> str:
+def render_registry(configs: Sequence[AnyConfig], meta: dict[str, str] | None = None) -> str:
     """The registry TU: ABI version, build metadata and the list of compiled kernels."""
     rows = sorted(configs, key=lambda c: c.name)
     meta_json = json.dumps(meta or {}, sort_keys=True)
@@ -391,16 +404,20 @@ def render_registry(configs: Sequence[KernelConfig], meta: dict[str, str] | None
     return "\n".join(lines)
 
 
-def group(configs: Sequence[KernelConfig], per_tu: int) -> list[list[KernelConfig]]:
+def group(configs: Sequence[AnyConfig], per_tu: int) -> list[list[AnyConfig]]:
     """Split ``configs`` into translation units of at most ``per_tu``, in a stable order.
 
-    Sorted by name so the same set of configs always yields the same TUs (and the same cache
-    keys) whatever order it was listed in.
+    One family per TU, families in a fixed order; within a family sorted by name, so the same
+    set of configs always yields the same TUs (and the same cache keys) whatever order it was
+    listed in, and adding a family leaves the other families' TUs unchanged.
     """
     if per_tu < 1:
         raise ValueError("per_tu must be >= 1")
-    ordered = sorted(set(configs), key=lambda c: c.name)
-    return [ordered[i : i + per_tu] for i in range(0, len(ordered), per_tu)]
+    out: list[list[AnyConfig]] = []
+    for fam in sorted({c.family for c in configs}):
+        ordered = sorted({c for c in configs if c.family == fam}, key=lambda c: c.name)
+        out += [ordered[i : i + per_tu] for i in range(0, len(ordered), per_tu)]
+    return out
 
 
 def source_hash(text: str) -> str:

@@ -29,7 +29,7 @@ from typing import Any
 
 from importer import protocol
 from importer.native import CublasBaselines
-from tuner.native import Kernel, TunerError, TunerLibrary, Variant, variants_for
+from tuner.native import Kernel, TunerError, TunerLibrary, Variant, needs_zeroed_workspace, variants_for
 
 DEFAULT_SHAPES = (
     (4096, 4096, 4096),
@@ -203,13 +203,22 @@ def run_shape(
             ws_need = max(ws_need, wsb)
             plan_vars.append((label, kern, v, wsb))
     workspace = torch.empty(max(ws_need, 256), device="cuda", dtype=torch.uint8)
-    ws_ptr, ws_bytes = workspace.data_ptr(), workspace.numel()
+    # Tiny split-K tickets must start at zero and are left at zero: a buffer of their own.
+    zeroed = torch.zeros(max(ws_need, 256), device="cuda", dtype=torch.uint8)
     for label, kern, v, _wsb in plan_vars:
         b_index = 2 if kern.params.get("b_major") == "k" else 1
+        buf = zeroed if needs_zeroed_workspace(kern.params) else workspace
 
-        def call(i: int, st: int, kern: Kernel = kern, v: Variant = v, bi: int = b_index) -> None:
+        def call(
+            i: int,
+            st: int,
+            kern: Kernel = kern,
+            v: Variant = v,
+            bi: int = b_index,
+            ws: tuple[int, int] = (buf.data_ptr(), buf.numel()),
+        ) -> None:
             p = ptrs[i]
-            kern(p[0], p[bi], p[3], m, n, k, v, ws_ptr, ws_bytes, st)
+            kern(p[0], p[bi], p[3], m, n, k, v, ws[0], ws[1], st)
 
         fns[label] = call
         meta[label] = {"family": "ours", "kernel": kern.name, "variant": v.args(), "params": kern.params}

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tuner.tiny import TINY_FAMILY
+
 ABI_VERSION = 1
 STATUS_NAMES = {
     0: "ok",
@@ -160,8 +162,22 @@ class TunerLibrary:
         return len(self.kernels)
 
 
+TINY_SPLITS: tuple[int, ...] = (2, 4, 8, 16, 32)
+
+
+def needs_zeroed_workspace(params: dict[str, Any]) -> bool:
+    """Tiny split-K kernels keep per-tile tickets in the workspace: zero before the first call,
+    left zero by every call; such a workspace must not be shared with kernels leaving other data."""
+    return params.get("family") == TINY_FAMILY
+
+
 def variants_for(params: dict[str, Any]) -> list[Variant]:
-    """A first sweep of runtime variants for a kernel (raster x swizzle; decompositions if stream-K)."""
+    """A first sweep of runtime variants for a kernel (raster x swizzle; decompositions if stream-K).
+
+    The tiny family ignores raster and swizzle: data parallel, then split-K over each split count.
+    """
+    if params.get("family") == TINY_FAMILY:
+        return [Variant(), *(Variant(0, 1, DECOMPOSITION["splitk"], s) for s in TINY_SPLITS)]
     out = [Variant(r, s) for r in (1, 2) for s in (1, 2, 4, 8)]
     out.insert(0, Variant())
     if params.get("scheduler") == "streamk":

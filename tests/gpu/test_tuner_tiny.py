@@ -1,0 +1,132 @@
+"""Every tiny-family kernel (tuner/tiny.py) is correct, on and off the grid, data parallel and split-K.
+
+Needs a built library holding the family (``python -m tuner.build --catalog tiny --out
+.tuner-build-tiny`` or the full catalog; $CUDA_L2_EXPLORER_TUNER_LIB). Fresh N(0,1) inputs, C
+poisoned with NaN before every call, error against an fp32 reference (TF32 off) judged by the
+harness's rule against torch's own fp16 GEMM. Each variant runs twice in a row on one zeroed
+workspace shared by all kernels and shapes: the second run must give the same bits (the split-K
+sum is in split order, and the tickets were reset by the first run), and the ticket area must
+be zero again after each call.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU"),
+]
+
+from importer import protocol  # noqa: E402
+from tuner import tiny  # noqa: E402
+from tuner.native import TINY_FAMILY, TunerError, TunerLibrary, Variant, default_library  # noqa: E402
+
+SHAPES = [
+    (64, 64, 64),  # grid shapes
+    (256, 256, 256),
+    (64, 64, 16384),
+    (128, 4096, 64),
+    (1024, 1024, 1024),
+    (1, 4096, 4096),  # off-grid
+    (777, 1000, 1032),
+]
+SPLITS = (1, 2, 3, 8, 16, tiny.MAX_SPLITS)
+WORKSPACE_BYTES = 256 << 20
+
+
+def _tiny_names() -> list[str]:
+    path = default_library()
+    if path is None:
+        return ["<none>"]
+    lib = TunerLibrary(path)
+    return [n for n in lib.names() if lib[n].params["family"] == TINY_FAMILY] or ["<none>"]
+
+
+_LIB: list[TunerLibrary] = []
+
+
+def _lib() -> TunerLibrary:
+    if not _LIB:
+        path = default_library()
+        if path is None:
+            pytest.skip("no tuner library built (python -m tuner.build)")
+        _LIB.append(TunerLibrary(path))
+    return _LIB[0]
+
+
+def _kernel(name: str):
+    lib = _lib()
+    if name not in lib.kernels:
+        pytest.skip("no tiny-family kernel in the library")
+    return lib[name]
+
+
+_PROBLEMS: dict[tuple[int, int, int], tuple] = {}
+
+
+def _problem(m: int, n: int, k: int):
+    key = (m, n, k)
+    if key not in _PROBLEMS:
+        gen = torch.Generator(device="cuda").manual_seed(m * 31 + n * 7 + k)
+        a = torch.randn(m, k, device="cuda", dtype=torch.float16, generator=gen)
+        b = torch.randn(k, n, device="cuda", dtype=torch.float16, generator=gen)
+        torch.backends.cuda.matmul.allow_tf32 = False
+        ref = a.float() @ b.float()
+        ref_norm = float(torch.linalg.norm(ref))
+        torch_err = float(torch.linalg.norm((a @ b).float() - ref)) / ref_norm
+        _PROBLEMS[key] = (a, b, b.t().contiguous(), ref, ref_norm, torch_err)
+    return _PROBLEMS[key]
+
+
+@pytest.fixture(scope="module")
+def workspace():
+    return torch.zeros(WORKSPACE_BYTES, device="cuda", dtype=torch.uint8)
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("name", _tiny_names())
+def test_tiny_kernel_correct_twice(name: str, shape: tuple[int, int, int], workspace) -> None:
+    kern = _kernel(name)
+    cfg = tiny.TinyConfig.from_dict(kern.params)
+    m, n, k = shape
+    a, b, bt, ref, ref_norm, torch_err = _problem(m, n, k)
+    bptr = bt.data_ptr() if cfg.b_major == "k" else b.data_ptr()
+    c = torch.empty(m, n, device="cuda", dtype=torch.float16)
+    stream = torch.cuda.current_stream().cuda_stream
+    tiles = -(-m // cfg.tile_m) * -(-n // cfg.tile_n)
+    for splits in SPLITS:
+        v = Variant(0, 1, 2, splits) if splits > 1 else Variant()
+        assert kern.can_implement(m, n, k, v), f"{name} {shape} {v.label}"
+        need = kern.workspace_bytes(m, n, k, v)
+        assert need == tiny.workspace_bytes(cfg, m, n, k, v.decomposition, splits)
+        assert need <= WORKSPACE_BYTES
+        runs = []
+        for attempt in range(2):
+            c.fill_(float("nan"))
+            kern(a.data_ptr(), bptr, c.data_ptr(), m, n, k, v, workspace.data_ptr(), WORKSPACE_BYTES, stream)
+            torch.cuda.synchronize()
+            label = f"{name} {shape} {v.label} run {attempt + 1}"
+            finite = bool(torch.isfinite(c).all())
+            err = float(torch.linalg.norm(c.float() - ref)) / ref_norm if finite else math.inf
+            verdict = protocol.classify_correctness(err, torch_err, "F32F16F16F32", finite)
+            assert verdict.status == "ok", f"{label}: error {err:.3e} (torch {torch_err:.3e})"
+            assert not verdict.findings, f"{label}: {verdict.findings}"
+            if need:
+                assert int(workspace[: 4 * tiles].count_nonzero()) == 0, f"{label}: tickets not reset"
+            runs.append(c.clone())
+        assert torch.equal(runs[0], runs[1]), f"{name} {shape} {v.label}: not deterministic"
+
+
+@pytest.mark.parametrize("name", _tiny_names())
+def test_tiny_rejects_unaligned_n_and_k(name: str, workspace) -> None:
+    kern = _kernel(name)
+    for m, n, k in [(128, 100, 128), (128, 128, 100), (64, 4, 64), (64, 64, 12)]:
+        for v in (Variant(), Variant(0, 1, 2, 4)):
+            assert not kern.can_implement(m, n, k, v)
+    a = torch.zeros(128, 128, device="cuda", dtype=torch.float16)
+    with pytest.raises(TunerError):
+        kern(a.data_ptr(), a.data_ptr(), a.data_ptr(), 128, 100, 128, Variant(), workspace.data_ptr(), 0, 0)

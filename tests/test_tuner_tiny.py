@@ -1,0 +1,318 @@
+"""The tiny-shape family (tuner/tiny.py) on the CPU: configs, emitted source, the per-family build,
+and the C ABI's host side (workspace sizes and status codes) from a library built here (nvcc
+needed, no GPU: those entry points return before touching the device)."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tuner import build, emit, tiny
+from tuner.catalog import ConfigError, KernelConfig, first_catalog, full_catalog, kernel_from_dict
+from tuner.tiny import TinyConfig, tiny_catalog
+
+# Update deliberately when the template changes (and re-run the GPU correctness test).
+GOLDEN_TINY_TU_SHA256 = "b398de7f25b3eb65870a02b28754a196c5de9e6c9a02574565f3a8f87a054023"
+
+ABI_SIGNATURES = (
+    "L2X_API int l2x_gemm_{n}(const void* A, const void* B, void* C, int M, int N, int K, int raster,\n"
+    "    int swizzle, int decomposition, int splits, void* workspace, size_t workspace_bytes,\n"
+    "    cudaStream_t stream) {{",
+    "L2X_API int l2x_gemm_{n}_workspace(int M, int N, int K, int raster, int swizzle, int decomposition,\n"
+    "    int splits, size_t* bytes) {{",
+    "L2X_API int l2x_gemm_{n}_can_implement(int M, int N, int K, int raster, int swizzle,\n"
+    "    int decomposition, int splits) {{",
+)
+
+
+# ---------------------------------------------------------------------------- configs
+
+
+def test_tiny_catalog_is_valid_unique_and_stable() -> None:
+    cat = tiny_catalog()
+    assert 6 <= len(cat) <= 12
+    names = [c.name for c in cat]
+    assert len(set(names)) == len(names)
+    assert [c.name for c in tiny_catalog()] == names
+    for c in cat:
+        assert re.fullmatch(r"tiny_[A-Za-z0-9_]+", c.name), c.name
+        assert TinyConfig.from_dict(c.to_dict()) == c
+        assert kernel_from_dict(c.to_dict()) == c
+        assert c.family == "sm90_mma_tiny" and c.user_tile() == (c.tile_m, c.tile_n)
+    assert {c.b_major for c in cat} == {"n", "k"}
+    assert {(c.tile_m, c.tile_n) for c in cat} >= {(64, 64), (64, 128), (128, 64), (128, 128)}
+
+
+def test_full_catalog_is_first_plus_tiny_with_unique_names() -> None:
+    full = full_catalog()
+    assert full == [*first_catalog(), *tiny_catalog()]
+    assert len({c.name for c in full}) == len(full)
+
+
+def test_kernel_from_dict_dispatches_on_family() -> None:
+    cut = KernelConfig(128, 128)
+    assert kernel_from_dict(cut.to_dict()) == cut
+    with pytest.raises(ConfigError, match="family"):
+        kernel_from_dict({**cut.to_dict(), "family": "triton"})
+    with pytest.raises(ConfigError, match="family"):
+        kernel_from_dict({"tile_m": 64, "tile_n": 64})
+    with pytest.raises(ConfigError, match="unknown"):
+        kernel_from_dict({**TinyConfig(64, 64).to_dict(), "swap_ab": True})
+
+
+def test_name_and_hash_are_stable() -> None:
+    c = TinyConfig(64, 128, 64, 2, 2, 3)
+    assert c.name == "tiny_64x128x64_w2x2_s3_bn"
+    assert TinyConfig(128, 128, 32, 2, 4, 4, b_major="k").name == "tiny_128x128x32_w2x4_s4_bk"
+    assert c.config_hash == TinyConfig(64, 128, 64, 2, 2, 3).config_hash
+    assert c.config_hash != TinyConfig(64, 128, 64, 2, 2, 4).config_hash
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        c.stages = 4  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"tile_m": 96, "tile_n": 64}, "tile_m"),
+        ({"tile_m": 64, "tile_n": 48}, "tile_n"),
+        ({"tile_m": 64, "tile_n": 64, "tile_k": 8}, "tile_k"),
+        ({"tile_m": 16, "tile_n": 64, "warps_m": 2}, "warp tile M"),
+        ({"tile_m": 64, "tile_n": 32, "warps_n": 4}, "warp tile N"),
+        ({"tile_m": 128, "tile_n": 128, "warps_m": 2, "warps_n": 1}, "accumulators"),
+        ({"tile_m": 256, "tile_n": 256, "warps_m": 4, "warps_n": 8}, "threads"),
+        ({"tile_m": 64, "tile_n": 64, "stages": 1}, "stages"),
+        ({"tile_m": 256, "tile_n": 256, "tile_k": 128, "warps_m": 4, "warps_n": 4, "stages": 4}, "fit"),
+        ({"tile_m": 64, "tile_n": 64, "b_major": "m"}, "b_major"),
+        ({"tile_m": 64, "tile_n": 64, "family": "cutlass_sm90"}, "family"),
+        ({"tile_m": 64, "tile_n": True}, "positive int"),
+        ({"tile_m": 64, "tile_n": 64, "warps_m": 0}, "positive int"),
+    ],
+)
+def test_invalid_configs_are_rejected(kwargs: dict, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        TinyConfig(**kwargs)
+
+
+_ints = st.one_of(st.integers(-4, 300), st.booleans(), st.none(), st.text(max_size=2))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    tile_m=_ints,
+    tile_n=_ints,
+    tile_k=_ints,
+    warps_m=_ints,
+    warps_n=_ints,
+    stages=_ints,
+    b_major=st.text(max_size=2),
+)
+def test_any_parameters_give_a_valid_config_or_config_error(**kwargs: object) -> None:
+    """Never another exception; what validates respects every constraint the template relies on."""
+    try:
+        c = TinyConfig(**kwargs)  # type: ignore[arg-type]
+    except ConfigError:
+        return
+    assert c.tile_m in tiny.TILE_MS and c.tile_n in tiny.TILE_NS and c.tile_k in tiny.TILE_KS
+    assert c.tile_m % (16 * c.warps_m) == 0 and c.tile_n % (16 * c.warps_n) == 0
+    assert c.threads <= tiny.MAX_THREADS and 2 <= c.stages <= 8 and c.b_major in ("n", "k")
+    assert c.smem_bytes() <= 227 * 1024
+
+
+@settings(max_examples=100, deadline=None)
+@given(tile_m=st.integers(1, 300).filter(lambda v: v not in tiny.TILE_MS))
+def test_tile_m_outside_the_list_is_rejected(tile_m: int) -> None:
+    with pytest.raises(ConfigError):
+        TinyConfig(tile_m, 64)
+
+
+# ---------------------------------------------------------------------------- split-K model
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    k_chunks=st.integers(1, 4096),
+    tile_k=st.sampled_from(tiny.TILE_KS),
+    splits=st.integers(1, tiny.MAX_SPLITS),
+)
+def test_split_ranges_cover_every_k_tile_once(k_chunks: int, tile_k: int, splits: int) -> None:
+    k = 8 * k_chunks
+    ranges = tiny.split_ranges(k, tile_k, splits)
+    k_tiles = -(-k // tile_k)
+    assert len(ranges) == min(splits, k_tiles)
+    assert ranges[0][0] == 0 and ranges[-1][1] == k_tiles
+    assert all(b > a for a, b in ranges)  # no empty split (the kernel relies on it)
+    assert all(ranges[i][1] == ranges[i + 1][0] for i in range(len(ranges) - 1))
+    sizes = [b - a for a, b in ranges]
+    assert max(sizes) - min(sizes) <= 1
+
+
+def test_workspace_model() -> None:
+    c = TinyConfig(64, 64, 64, 2, 2, 4)
+    assert tiny.workspace_bytes(c, 64, 64, 16384, 1, 1) == 0
+    assert tiny.workspace_bytes(c, 64, 64, 16384, 2, 1) == 0
+    # one tile: 256 bytes of tickets, 16 partial 64x64 fp32 tiles
+    assert tiny.workspace_bytes(c, 64, 64, 16384, 2, 16) == 256 + 16 * 64 * 64 * 4
+    # K=64 is one k-tile: split-K clamps to 1 split, no workspace
+    assert tiny.workspace_bytes(c, 64, 64, 64, 2, 8) == 0
+    # 777x1000: 13 x 16 tiles
+    assert tiny.workspace_bytes(c, 777, 1000, 1032, 2, 4) == 1024 + 13 * 16 * 4 * 64 * 64 * 4
+
+
+# ---------------------------------------------------------------------------- emitted source
+
+
+def test_tiny_tu_is_deterministic_golden_and_cutlass_free() -> None:
+    a = emit.render_tu(tiny_catalog())
+    assert a == emit.render_tu(list(tiny_catalog()))
+    assert hashlib.sha256(a.encode()).hexdigest() == GOLDEN_TINY_TU_SHA256
+    assert "cutlass" not in a.lower().replace("kcutlasserror", "")
+    assert "#include <cuda_fp16.h>" in a
+    for needle in (
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
+        "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16",
+        "cp.async.cg.shared.global [%0], [%1], 16, %2;",
+        "atomicInc(",
+        "__threadfence();",
+    ):
+        assert needle in a, needle
+    assert "cudaMalloc" not in a and "Synchronize" not in a and "cudaMemset" not in a
+
+
+def test_tiny_tu_exports_the_emit_abi() -> None:
+    src = emit.render_tu(tiny_catalog())
+    cutlass_src = emit.render_tu([KernelConfig(128, 128)])
+    for sig in ABI_SIGNATURES:  # the same text as the CUTLASS entry points
+        assert sig.format(n="sm90_128x128x64_c1x1_coop_ps_sauto_bn") in cutlass_src
+        for c in tiny_catalog():
+            assert sig.format(n=c.name) in src, (c.name, sig)
+    # status codes: the same values as emit's (and tuner/native.py's)
+    enum = re.search(r"enum : int \{(.*?)\};", src, flags=re.S)
+    assert enum is not None
+    codes = dict(re.findall(r"(k[A-Z]\w+) = (\d+)", enum.group(1)))
+    assert codes == {
+        "kOk": str(emit.L2X_OK),
+        "kCannotImplement": str(emit.L2X_CANNOT_IMPLEMENT),
+        "kWorkspaceTooSmall": str(emit.L2X_WORKSPACE_TOO_SMALL),
+        "kCudaError": str(emit.L2X_CUDA_ERROR),
+        "kCutlassError": str(emit.L2X_CUTLASS_ERROR),
+        "kInvalidArgument": str(emit.L2X_INVALID_ARGUMENT),
+    }
+    assert f"constexpr int kMaxSplits = {tiny.MAX_SPLITS};" in src
+    assert "TinyShape<128, 128, 32, 2, 4, 4, true>" in src  # the K-major twin
+
+
+def test_one_family_per_tu_and_cutlass_groups_unchanged() -> None:
+    with pytest.raises(ValueError, match="family"):
+        emit.render_tu([KernelConfig(128, 128), TinyConfig(64, 64)])
+    full = emit.group(full_catalog(), 4)
+    first = emit.group(first_catalog(), 4)
+    assert full[: len(first)] == first  # the CUTLASS TUs (and their cache keys) do not move
+    assert all(len({c.family for c in g}) == 1 for g in full)
+    assert sum(len(g) for g in full) == len(full_catalog())
+
+
+def test_registry_lists_both_families() -> None:
+    configs = [KernelConfig(128, 128), *tiny_catalog()]
+    reg = emit.render_registry(configs, {"cutlass": "4.2.0"})
+    names = re.findall(r'^  "((?:sm90|tiny)_[^"]+)",$', reg, flags=re.M)
+    assert names == sorted(c.name for c in configs)
+    params = [json.loads(p.replace('\\"', '"')) for p in re.findall(r'^  "(\{.*\})",$', reg, flags=re.M)]
+    assert [kernel_from_dict(p).name for p in params] == names
+
+
+# ---------------------------------------------------------------------------- nvcc
+
+
+def _nvcc() -> str:
+    nvcc = build.find_nvcc()
+    if not nvcc:
+        pytest.skip("nvcc not found")
+    return nvcc
+
+
+def test_one_tiny_tu_compiles_for_sm90a_without_cutlass(tmp_path: Path) -> None:
+    nvcc = _nvcc()
+    configs = [TinyConfig(64, 64, 32, 2, 2, 4), TinyConfig(128, 128, 32, 2, 4, 4, b_major="k")]
+    result = build.compile_unit(configs, tmp_path, nvcc, None, build.nvcc_version(nvcc))
+    assert result.obj is not None, result.error
+    assert result.obj.stat().st_size > 10_000 and not result.cached
+    cmd = json.loads(result.obj.with_suffix(".json").read_text())["command"]
+    assert "-DNDEBUG" in cmd and not any(a.startswith("-I") for a in cmd)
+    again = build.compile_unit(configs, tmp_path, nvcc, None, build.nvcc_version(nvcc))
+    assert again.cached and again.obj == result.obj
+
+
+def test_built_library_host_abi(tmp_path: Path) -> None:
+    """Link a tiny library and call its host-side entry points (no GPU is touched by these)."""
+    _nvcc()
+    from tuner.native import L2X_CANNOT_IMPLEMENT, TunerError, TunerLibrary, Variant
+
+    configs = [TinyConfig(64, 64, 64, 2, 2, 4)]
+    res = build.build(configs, tmp_path, jobs=1, log=lambda _msg: None)
+    assert res.library is not None and res.compiled == [configs[0].name], res.failed
+    lib = TunerLibrary(res.library)
+    assert lib.build_info["cutlass"] == build.NO_CUTLASS
+    kern = lib[configs[0].name]
+    assert kern.params == configs[0].to_dict()
+    for m, n, k, splits in [(64, 64, 16384, 16), (777, 1000, 1032, 4), (64, 64, 64, 8), (1, 4096, 4096, 32)]:
+        v = Variant(0, 1, 2, splits)
+        assert kern.workspace_bytes(m, n, k, v) == tiny.workspace_bytes(configs[0], m, n, k, 2, splits)
+        assert kern.can_implement(m, n, k, v)
+    assert kern.workspace_bytes(256, 256, 256) == 0
+    assert kern.can_implement(1, 8, 8) and kern.can_implement(777, 1000, 1032, Variant(2, 8))
+    assert not kern.can_implement(128, 100, 128) and not kern.can_implement(128, 128, 100)
+    assert not kern.can_implement(128, 128, 128, Variant(0, 1, 3))  # no stream-K
+    assert not kern.can_implement(128, 128, 128, Variant(0, 1, 2, tiny.MAX_SPLITS + 1))
+    assert not kern.can_implement(128, 128, 128, Variant(0, 1, 1, 2))  # splits need split-K
+    assert not kern.can_implement(0, 128, 128) and not kern.can_implement(128, 128, 128, Variant(3))
+    assert not kern.can_implement(128, 128, 128, Variant(0, 3))
+    with pytest.raises(TunerError) as exc:  # refused before any device work
+        kern(1 << 20, 1 << 20, 1 << 20, 128, 100, 128)
+    assert exc.value.status == L2X_CANNOT_IMPLEMENT
+    with pytest.raises(TunerError) as exc:
+        kern(1 << 20, 1 << 20, 1 << 20, 64, 64, 16384, Variant(0, 1, 2, 4), 0, 0)
+    assert exc.value.status == 2  # workspace too small
+    with pytest.raises(TunerError) as exc:
+        kern(1 << 20, (1 << 20) + 8, 1 << 20, 64, 64, 64)
+    assert exc.value.status == L2X_CANNOT_IMPLEMENT  # B not 16-byte aligned
+
+
+# ---------------------------------------------------------------------------- measurement report
+
+
+def test_bench_report_tables() -> None:
+    from tuner.tiny_bench import best_per_split, markdown
+
+    meta = {
+        "a|s=1": {"family": "ours", "kernel": "tiny_a", "variant": (0, 1, 0, 1)},
+        "b|s=1": {"family": "ours", "kernel": "tiny_b", "variant": (0, 1, 0, 1)},
+        "a|s=4": {"family": "ours", "kernel": "tiny_a", "variant": (0, 1, 2, 4)},
+        "cuBLASLt-nn-0": {"family": "cuBLASLt"},
+    }
+    shape = {
+        "stage1_median_us": {"a|s=1": 3.0, "b|s=1": 2.5, "a|s=4": 4.0, "cuBLASLt-nn-0": 2.7},
+        "meta": meta,
+        "summary": {
+            "shape": "64x64x16384",
+            "floor_us": 0.9,
+            "best_ours": ["b|s=1", 2.5],
+            "best_lt": ["cuBLASLt-nn-0", 2.7],
+            "lt_heuristic": ["cuBLASLt-nn-0", 2.7],
+            "torch_us": 2.8,
+            "speedup_vs_best_lt": 2.7 / 2.5,
+            "speedup_vs_lt_heuristic": 2.7 / 2.5,
+            "eager_best_ours_us": 9.0,
+            "eager_lt_heuristic_us": None,
+        },
+    }
+    assert best_per_split(shape) == {1: (2.5, "tiny_b"), 4: (4.0, "tiny_a")}
+    md = markdown({"device": {"gpu_name": "H200"}, "shapes": [shape]})
+    assert "| 64x64x16384 | 0.90 | 2.50 | b|s=1 | 2.70 | 2.70 | 2.80 | 1.08 | 1.08 | 9.00 | nan |" in md
+    assert "| 64x64x16384 | 2.50 | 4.00 |" in md
