@@ -221,3 +221,15 @@ def smoke_catalog() -> list[KernelConfig]:
 
 def by_name(configs: list[KernelConfig]) -> dict[str, KernelConfig]:
     return {c.name: c for c in configs}
+
+
+def kernel_from_dict(data: dict[str, object]) -> KernelConfig:
+    """The kernel config a manifest entry's ``kernel`` dict describes, dispatched on ``family``.
+
+    Every family's config has ``name``, ``to_dict()`` and ``family`` and renders through
+    ``tuner.emit.render_tu`` with the same C ABI; an unknown family is a :class:`ConfigError`.
+    """
+    family = data.get("family", "cutlass_sm90")
+    if family == "cutlass_sm90":
+        return KernelConfig.from_dict(data)
+    raise ConfigError(f"unknown kernel family {family!r}; known: {', '.join(FAMILIES)}")
