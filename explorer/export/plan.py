@@ -339,7 +339,7 @@ def plan_export(
     gpu = gpu.strip().lower() if gpu else None
     paths = default_manifests() if manifests is None else list(manifests)
     library = _manifest_candidates(paths, query, gpu, set_, mode)
-    stored, _ = _store_candidates(store, gpu, set_, mode, bool(library))
+    stored, _ = _store_candidates(store, gpu, set_, mode, bool(paths))
     sources = _stored_kernel_keys(store) if store is not None and stored else set()
     result = rank(query, [*stored, *library], limit=None)
     skipped = 0

@@ -55,7 +55,7 @@ def check_relative(path: str) -> PurePosixPath:
     rel = PurePosixPath(path)
     if not path or rel.is_absolute() or "\\" in path or "\x00" in path:
         raise UsageError(f"refusing to write {path!r}: not a plain relative path")
-    for part in rel.parts:
+    for part in path.split("/"):  # the raw components: PurePosixPath would drop "." and "a//b"
         if part in (".", "..") or not _SAFE_COMPONENT.match(part):
             raise UsageError(f"refusing to write {path!r}: component {part!r} is not a plain name")
     return rel
