@@ -419,3 +419,42 @@ def test_safe_identifier_is_always_a_safe_identifier(text) -> None:
     assert re.fullmatch(r"[a-z_][a-z0-9_]*", ident) and len(ident) <= 65
     assert ident.isidentifier() and not keyword.iskeyword(ident) and not keyword.issoftkeyword(ident)
     assert safe_identifier(ident) == ident
+
+
+# ---------------------------------------------------------------------------- the TUI dialog
+
+
+async def test_tui_export_dialog_uses_the_same_engine(spec4_db, tmp_path) -> None:
+    from test_app import SIZE, _ready
+
+    from explorer.app.app import ExplorerApp
+    from explorer.app.screens import ExportKernelScreen, KernelScreen
+
+    app = ExplorerApp(spec4_db, with_bundled=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await _ready(pilot)
+        app.open_kernel(SPEC4_SET, Shape(96, 96, 96), Shape(80, 80, 80))
+        await _ready(pilot)
+        assert isinstance(app.screen, KernelScreen)
+        await pilot.press("x")
+        await pilot.pause()
+        dialog = app.screen
+        assert isinstance(dialog, ExportKernelScreen)
+        assert dialog.query_one("#export-shape").value == "80 80 80"
+        dialog.query_one("#export-format").value = "cuda-l2"
+        dialog.query_one("#export-dir").value = str(tmp_path / "from-tui")
+        dialog.query_one("#export-dir").focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert not isinstance(app.screen, ExportKernelScreen)
+        expected = render_files(_plan_spec4(spec4_db, Shape(80, 80, 80)), "cuda-l2")
+        assert {rel: (tmp_path / "from-tui" / rel).read_text() for rel in expected} == expected
+        # Exporting again into the same folder is refused without the checkbox, with a notification.
+        await pilot.press("x")
+        await pilot.pause()
+        app.screen.query_one("#export-dir").value = str(tmp_path / "from-tui")
+        app.screen.query_one("#export-dir").focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, ExportKernelScreen)
+        assert any("--force" in n.message for n in app._notifications)
