@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from db.errors import BadInputError, ExplorerError
+from db.errors import BadInputError, ExplorerError, IOFailure
 from importer.kernelset import entry_point, normalize_accumulator
 from tuner.catalog import ConfigError, kernel_from_dict
 from tuner.emit import render_tu
@@ -145,9 +145,7 @@ def validate_manifest(manifest: Any, origin: str = "manifest") -> dict[str, Any]
 
 
 def load_manifest(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Read and validate a manifest file (BadInputError / IOFailure-style one-line errors)."""
-    from db.errors import IOFailure
-
+    """Read and validate a manifest file (BadInputError / IOFailure with one-line messages)."""
     path = Path(path)
     try:
         with open(path, "rb") as fh:

@@ -114,8 +114,15 @@ def _kernel_params(plan: ExportPlan) -> str:
     return f"Padding tiles (SPEC section 4 rule): {tiles}.\n"
 
 
+def _alignment(plan: ExportPlan) -> int:
+    """What N and K must be multiples of: our kernels' TMA alignment; none claimed for imported files."""
+    return RUNTIME_SHAPE_ALIGNMENT if plan.library else 1
+
+
 def _shape_kind(plan: ExportPlan) -> str:
     if plan.runtime_shapes:
+        if _alignment(plan) == 1:
+            return "runtime shapes (the set says its kernels take any shape)"
         return f"runtime shapes: any M; N and K multiples of {RUNTIME_SHAPE_ALIGNMENT}"
     target = plan.pad_target
     return f"fixed shape: serves shapes up to {target}, zero-padded to it"
@@ -148,11 +155,8 @@ def _build_text(plan: ExportPlan, fmt: str, name: str) -> str:
             f"c = {name}.matmul(a, b)   # ({plan.query.m}, {plan.query.n}) float16\n```\n\n"
             "`matmul` checks its inputs (2-D, float16, CUDA, same device, contiguous row-major, inner "
             "dimensions"
-            + (
-                f", N and K multiples of {RUNTIME_SHAPE_ALIGNMENT}"
-                if plan.runtime_shapes
-                else ", within the kernel's shape"
-            )
+            + (f", N and K multiples of {_alignment(plan)}" if _alignment(plan) > 1 else "")
+            + ("" if plan.runtime_shapes else ", within the kernel's shape")
             + ") and raises TypeError / ValueError with what to fix. It runs on the current CUDA stream."
         )
     return (
@@ -253,7 +257,7 @@ def _render_torch(plan: ExportPlan, name: str) -> dict[str, str]:
         shape_doc=shape_doc,
         shape=repr(plan.query.astuple()),
         runtime_shapes=plan.runtime_shapes,
-        alignment=RUNTIME_SHAPE_ALIGNMENT if plan.runtime_shapes else 1,
+        alignment=_alignment(plan),
         pad_target=None if target is None else repr(target.astuple()),
         reads_b_col_major=reads_b_col_major(source),
     )

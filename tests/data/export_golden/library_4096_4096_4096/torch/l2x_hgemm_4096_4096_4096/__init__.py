@@ -11,7 +11,7 @@ import torch
 from . import _C
 
 SHAPE = (4096, 4096, 4096)  # (M, N, K) the package was exported for
-RUNTIME_SHAPES = True  # True: any M, N and K multiples of ALIGNMENT run at their own shape
+RUNTIME_SHAPES = True  # True: every shape runs as it is (no padding)
 ALIGNMENT = 8  # N and K must be multiples of this
 PAD_TARGET = None  # fixed-shape kernels: inputs are zero-padded to this (M, N, K)
 READS_B_COL_MAJOR = False  # the kernel reads B column-major (a transposed copy per call)
@@ -38,7 +38,7 @@ def _check(a: torch.Tensor, b: torch.Tensor) -> tuple[int, int, int]:
         raise ValueError(f"inner dimensions differ: a is {m}x{k}, b is {k_b}x{n}")
     if min(m, n, k) < 1:
         raise ValueError(f"empty matrices are not supported (M={m}, N={n}, K={k})")
-    if RUNTIME_SHAPES and (n % ALIGNMENT or k % ALIGNMENT):
+    if n % ALIGNMENT or k % ALIGNMENT:
         raise ValueError(f"N and K must be multiples of {ALIGNMENT} for this kernel, got N={n}, K={k}")
     if PAD_TARGET is not None and (m > PAD_TARGET[0] or n > PAD_TARGET[1] or k > PAD_TARGET[2]):
         raise ValueError(
