@@ -149,8 +149,8 @@ class Builds:
                  f"-DCMAKE_CUDA_COMPILER={self.nvcc}"],
                 [self.cmake, "--build", build, "-j", "4"],
                 [Path(self.cmake).with_name("ctest"), "--test-dir", build, "--output-on-failure"],
-                [self.nvcc, "-shared", "-Xlinker", "--whole-archive", build / "libhgemm.a", "-Xlinker",
-                 "--no-whole-archive", "-o", build / "libhgemm.so"],
+                [self.nvcc, "-shared", f"-Xlinker=--whole-archive,{build / 'libhgemm.a'},--no-whole-archive",
+                 "-o", build / "libhgemm.so"],
             ]  # fmt: skip
         else:
             build.mkdir()
