@@ -149,7 +149,8 @@ class Builds:
                  f"-DCMAKE_CUDA_COMPILER={self.nvcc}"],
                 [self.cmake, "--build", build, "-j", "4"],
                 [Path(self.cmake).with_name("ctest"), "--test-dir", build, "--output-on-failure"],
-                [self.nvcc, "-shared", f"-Xlinker=--whole-archive,{build / 'libhgemm.a'},--no-whole-archive",
+                # the library's object (CMake's Makefile layout), linked again as a shared library
+                [self.nvcc, "-shared", build / "CMakeFiles" / "hgemm.dir" / "hgemm.cu.o",
                  "-o", build / "libhgemm.so"],
             ]  # fmt: skip
         else:
