@@ -192,9 +192,6 @@ def render_readme(plan: ExportPlan, fmt: str, name: str) -> str:
         "torch": f"A PyTorch extension package: `{name}.matmul(a, b) -> c` for float16 CUDA tensors.",
         "cmake": "Plain CUDA C++ with a C API (`hgemm`, no torch) and a CMake build with a test program.",
     }[fmt]
-    notes = ""
-    if plan.notes:
-        notes = "\n## Notes\n\n" + "\n".join(f"- {note}" for note in plan.notes) + "\n"
     skipped = (
         f" ({plan.skipped} better-ranked row(s) carry published results only, no kernel source)"
         if plan.skipped
@@ -226,7 +223,6 @@ def render_readme(plan: ExportPlan, fmt: str, name: str) -> str:
         cutlass=_cutlass_note(plan),
         nvcc_flags=" ".join(nvcc_flags(plan)),
         arch=arch_for(plan.device),
-        notes=notes,
     )
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -94,7 +94,6 @@ class ExportPlan:
     predicted_basis: str
     kernel: Spec4Kernel | LibraryKernel
     evidence: Evidence
-    notes: tuple[str, ...] = field(default=())
 
     @property
     def function(self) -> str:

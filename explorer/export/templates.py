@@ -526,4 +526,4 @@ $evidence
 - CUTLASS: $cutlass
 - nvcc flags: `$nvcc_flags`
 - arch: `$arch` (the kernel does not run on other GPU generations)
-$notes""")
+""")
