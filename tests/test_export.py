@@ -458,3 +458,9 @@ async def test_tui_export_dialog_uses_the_same_engine(spec4_db, tmp_path) -> Non
         await pilot.pause()
         assert isinstance(app.screen, ExportKernelScreen)
         assert any("--force" in n.message for n in app._notifications)
+
+
+def test_cutlass_is_required_exactly_when_the_kernel_includes_it(manifest, spec4_db) -> None:
+    ours = render_files(_plan_library(manifest, TINY), "torch", "p")["setup.py"]
+    planted = render_files(_plan_spec4(spec4_db, Shape(80, 80, 80)), "torch", "p")["setup.py"]
+    assert "NEEDS_CUTLASS = True" in ours and "NEEDS_CUTLASS = False" in planted

@@ -4,7 +4,7 @@
 # Exports a tiny (64^3), a skinny (64x8192x4096) and a large (4096^3) config of our kernels in
 # the three formats (cuda-l2, torch, cmake) plus the planted SPEC section 4 kernel as a torch
 # package with the padding wrapper, builds each (9 CUTLASS builds in parallel, ~3-5 min on 16
-# cores), runs each format's own test and compares with torch.matmul (tests/gpu/test_export.py).
+# cores), runs each format's own test and compares with torch.matmul (tests/gpu/test_export_device.py).
 # Carried: .whl (duckdb, polars, pytest and their needs, as for benchmarks/harness/run_device.sh)
 # and CUTLASS 4.2 headers: $CUTLASS_DIR (include/ and tools/util/include/), else a carried
 # nvidia-cutlass wheel in .whl. Results land in $OUT.
@@ -28,5 +28,5 @@ fi
 } >"$OUT/device.txt" 2>&1
 cat "$OUT/device.txt"
 start=$(date +%s)
-timeout 560 python3 -m pytest -q -rA -s -p no:cacheprovider tests/gpu/test_export.py 2>&1 | tee "$OUT/gpu_export_tests.txt"
+timeout 560 python3 -m pytest -q -rA -s -p no:cacheprovider tests/gpu/test_export_device.py 2>&1 | tee "$OUT/gpu_export_tests.txt"
 echo "export GPU tests: exit ${PIPESTATUS[0]} in $(( $(date +%s) - start )) s" | tee -a "$OUT/device.txt"

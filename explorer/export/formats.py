@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import re
 from importlib.metadata import PackageNotFoundError, version
 
 from db.errors import BadInputError, UsageError
@@ -58,9 +59,13 @@ def reads_b_col_major(source: str) -> bool:
     return strip_comments(source).count("b_col_major") > 1
 
 
+_CUTLASS_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"](?:cutlass|cute)/', re.M)
+
+
 def _uses_cutlass(source: str) -> bool:
-    code = strip_comments(source)
-    return "cutlass/" in code or "cute/" in code
+    """Whether the file includes a CUTLASS / CuTe header (read on the raw text: strip_comments
+    empties string literals, and with them the include's file name)."""
+    return _CUTLASS_INCLUDE.search(source) is not None
 
 
 def _cutlass_note(plan: ExportPlan) -> str:

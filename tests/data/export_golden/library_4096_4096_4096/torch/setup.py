@@ -33,7 +33,7 @@ NVCC_FLAGS = [
     '-DNDEBUG',
     '-gencode=arch=compute_90a,code=sm_90a',
 ]
-NEEDS_CUTLASS = False
+NEEDS_CUTLASS = True
 
 
 def cutlass_include_dirs() -> list:
