@@ -60,6 +60,7 @@ def reads_b_col_major(source: str) -> bool:
 
 
 _CUTLASS_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"](?:cutlass|cute)/', re.M)
+_CUBLAS_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]cublas', re.M)
 
 
 def _uses_cutlass(source: str) -> bool:
@@ -270,6 +271,8 @@ def _render_torch(plan: ExportPlan, name: str) -> dict[str, str]:
             package=name,
             nvcc_flags=_py_list(flags),
             needs_cutlass=_uses_cutlass(source),
+            # SPEC section 4 links cuBLAS; only files that include it need it (ours do not).
+            libraries=["cublas"] if _CUBLAS_INCLUDE.search(source) else [],
             cutlass_version=_cutlass_version(plan),
         ),
         "README.md": render_readme(plan, "torch", name),

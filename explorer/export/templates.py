@@ -88,7 +88,7 @@ setup(
             ["$package/csrc/binding.cu"],
             include_dirs=cutlass_include_dirs(),
             extra_compile_args={"cxx": ["-O3"], "nvcc": NVCC_FLAGS},
-            libraries=["cublas"],
+            libraries=$libraries,
         )
     ],
     cmdclass={"build_ext": BuildExtension},

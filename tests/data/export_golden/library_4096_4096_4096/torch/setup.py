@@ -62,7 +62,7 @@ setup(
             ["l2x_hgemm_4096_4096_4096/csrc/binding.cu"],
             include_dirs=cutlass_include_dirs(),
             extra_compile_args={"cxx": ["-O3"], "nvcc": NVCC_FLAGS},
-            libraries=["cublas"],
+            libraries=[],
         )
     ],
     cmdclass={"build_ext": BuildExtension},

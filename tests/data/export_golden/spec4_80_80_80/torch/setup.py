@@ -61,7 +61,7 @@ setup(
             ["planted_hgemm_80_80_80/csrc/binding.cu"],
             include_dirs=cutlass_include_dirs(),
             extra_compile_args={"cxx": ["-O3"], "nvcc": NVCC_FLAGS},
-            libraries=["cublas"],
+            libraries=[],
         )
     ],
     cmdclass={"build_ext": BuildExtension},
