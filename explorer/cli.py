@@ -190,6 +190,33 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, default=10, help="candidates to show (default 10)")
     _add_format(p)
 
+    p = command("export", "write the kernel lookup chooses for an (M, N, K) into a folder (SPEC §9)")
+    p.add_argument("m", metavar="M")
+    p.add_argument("n", metavar="N")
+    p.add_argument("k", metavar="K")
+    p.add_argument(
+        "--format",
+        dest="export_format",
+        required=True,
+        choices=("cuda-l2", "torch", "cmake"),
+        help="cuda-l2: the SPEC §4 .cu file; torch: a pip-installable extension package; "
+        "cmake: CUDA C++ with a C API, a CMakeLists.txt and a test program",
+    )
+    p.add_argument("--out", required=True, metavar="DIR", help="folder to create (must be absent or empty)")
+    _add_filters(p)
+    p.add_argument(
+        "--manifest",
+        action="append",
+        type=Path,
+        metavar="PATH",
+        help="a kernel-library manifest to choose from (repeatable; default: kernels/*/manifest.json)",
+    )
+    p.add_argument("--name", help="package / project name (sanitised; default from the set and shape)")
+    p.add_argument("--force", action="store_true", help="replace DIR if it exists and is not empty")
+    p.add_argument(
+        "--json", dest="fmt", action="store_const", const="json", default="text", help="print JSON"
+    )
+
     from explorer import tune_command
 
     tune_command.add_parser(command)
@@ -388,6 +415,34 @@ def cmd_lookup(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_export(args: argparse.Namespace) -> int:
+    from db.shapes import parse_shape
+    from explorer.export import export_kernel
+    from explorer.output import emit
+
+    query = parse_shape(args.m, args.n, args.k)
+    with _open_store(args, write=False) as store:
+        result = export_kernel(
+            store,
+            query,
+            args.export_format,
+            Path(args.out).expanduser(),
+            gpu=args.gpu,
+            set_=args.set_,
+            mode=args.mode,
+            manifests=args.manifest,
+            name=args.name,
+            force=args.force,
+        )
+    _say(args, result.summary())
+    if args.fmt == "json":
+        emit(result.to_json(), "json")
+    else:
+        for path in result.files:
+            print(path)
+    return 0
+
+
 def cmd_app(args: argparse.Namespace) -> int:
     """No command: open the Textual app."""
     from explorer.app.app import ExplorerApp
@@ -433,6 +488,7 @@ COMMANDS = {
     "bench": cmd_bench,
     "stats": cmd_stats,
     "lookup": cmd_lookup,
+    "export": cmd_export,
     "overview": cmd_overview,
     "tune": cmd_tune,
     None: cmd_app,

@@ -268,10 +268,10 @@ class ExplorerApp(App[None]):
 
     @on(LookupPane.CandidateChosen)
     def _candidate_chosen(self, event: LookupPane.CandidateChosen) -> None:
-        self.open_kernel(event.set_id, event.shape)
+        self.open_kernel(event.set_id, event.shape, getattr(self.query_one(LookupPane), "last_query", None))
 
     @work(thread=True, exclusive=True, group="db")
-    def open_kernel(self, set_id: str, shape: Shape) -> None:
+    def open_kernel(self, set_id: str, shape: Shape, query: Shape | None = None) -> None:
         try:
             detail = self.source.kernel_detail(set_id, shape)
             samples = self.source.samples(self.selection, shape) if self.selection else pl.DataFrame()
@@ -279,7 +279,7 @@ class ExplorerApp(App[None]):
             self.call_from_thread(self.notify, describe_error(exc), severity="error")
             return
         self.call_from_thread(self.query_one(PlotsPane).show_samples, samples, shape)
-        self.call_from_thread(self.push_screen, KernelScreen(set_id, shape, detail))
+        self.call_from_thread(self.push_screen, KernelScreen(set_id, shape, detail, query))
 
     @on(LookupPane.Requested)
     def _lookup(self, event: LookupPane.Requested) -> None:

@@ -19,6 +19,7 @@ from db.errors import ExplorerError
 from db.lookup import LookupResult, lookup
 from db.shapes import Shape
 from db.store import Store
+from explorer.export import ExportResult, export_kernel
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,11 @@ class DataSource:
     def kernel_detail(self, set_id: str, shape: Shape) -> dict:
         with self._store() as store:
             return queries.kernel_detail(store, set_id, *shape.astuple())
+
+    def export(self, query: Shape, set_id: str, fmt: str, out: Path, force: bool) -> ExportResult:
+        """The CLI's ``export`` (same engine): the kernel of ``set_id`` lookup chooses for ``query``."""
+        with self._store() as store:
+            return export_kernel(store, query, fmt, out, set_=set_id, force=force)
 
     def lookup(self, shape: Shape, gpu: str | None, mode: str | None) -> LookupResult:
         with self._store() as store:

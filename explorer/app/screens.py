@@ -1,4 +1,4 @@
-"""Modal screens: the kernel view, the help screen, and the table-export dialog."""
+"""Modal screens: the kernel view, the help screen, the table-export and kernel-export dialogs."""
 
 from __future__ import annotations
 
@@ -11,10 +11,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Checkbox, DataTable, Input, Markdown, Static
+from textual.widgets import Checkbox, DataTable, Input, Markdown, Select, Static
 
-from db.shapes import Shape
+from db.errors import ExplorerError
+from db.shapes import Shape, parse_shape
 from explorer.app.table_io import export_frame
+from explorer.export.formats import FORMATS
 
 HELP = """\
 # cuda-l2-explorer
@@ -63,20 +65,27 @@ class HelpScreen(ModalScreen[None]):
 class KernelScreen(ModalScreen[None]):
     """Source with C++ highlighting, parameters, correctness, audit findings, search log."""
 
-    BINDINGS = [Binding("escape,q", "dismiss", "close"), Binding("b", "bench", "benchmark this config")]
+    BINDINGS = [
+        Binding("escape,q", "dismiss", "close"),
+        Binding("b", "bench", "benchmark this config"),
+        Binding("x", "export", "export this kernel"),
+    ]
     DEFAULT_CSS = """
     KernelScreen > VerticalScroll { width: 95%; height: 95%; border: round $accent; background: $surface; }
     KernelScreen DataTable { height: auto; max-height: 12; }
     """
 
-    def __init__(self, set_id: str, shape: Shape, detail: dict) -> None:
+    def __init__(self, set_id: str, shape: Shape, detail: dict, query: Shape | None = None) -> None:
         super().__init__()
         self.set_id, self.shape, self.detail = set_id, shape, detail
+        self.export_shape = query or shape  # to export for: a lookup's query, else the config
 
     def compose(self) -> ComposeResult:
         kernel = self.detail.get("kernel")
         with VerticalScroll():
-            yield Static(f"[b]{self.set_id}[/b] · config {self.shape} · Esc closes · b benchmarks it")
+            yield Static(
+                f"[b]{self.set_id}[/b] · config {self.shape} · Esc closes · b benchmarks it · x exports it"
+            )
             if kernel is None:
                 yield Static(
                     "No kernel source in the store for this config: published results carry only "
@@ -118,6 +127,51 @@ class KernelScreen(ModalScreen[None]):
     def action_bench(self) -> None:
         self.dismiss(None)
         self.app.run_action(f"bench_config('{self.shape}')")
+
+    def action_export(self) -> None:
+        self.app.push_screen(ExportKernelScreen(self.set_id, self.export_shape))
+
+
+class ExportKernelScreen(ModalScreen[Path | None]):
+    """Export a kernel into a folder (SPEC section 9) with the CLI's engine (explorer.export)."""
+
+    BINDINGS = [Binding("escape", "dismiss", "cancel")]
+    DEFAULT_CSS = """
+    ExportKernelScreen > Vertical {
+        width: 80; height: auto; border: round $accent; background: $surface; padding: 1;
+    }
+    """
+
+    def __init__(self, set_id: str, query: Shape) -> None:
+        super().__init__()
+        self.set_id, self.export_shape = set_id, query
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(f"Export the kernel of {self.set_id} that lookup chooses for your shape (M N K)")
+            yield Input(value=" ".join(map(str, self.export_shape.astuple())), id="export-shape")
+            yield Select([(f, f) for f in FORMATS], value="torch", allow_blank=False, id="export-format")
+            yield Input(placeholder="folder to create, e.g. ~/my_hgemm (Enter exports)", id="export-dir")
+            yield Checkbox("replace the folder if it is not empty", id="export-force")
+
+    @on(Input.Submitted, "#export-dir")
+    def _submit(self, event: Input.Submitted) -> None:
+        from explorer.app.data import describe_error
+
+        try:
+            query = parse_shape(*self.query_one("#export-shape", Input).value.split())
+            result = self.app.source.export(  # type: ignore[attr-defined]
+                query,
+                self.set_id,
+                str(self.query_one("#export-format", Select).value),
+                Path(event.value.strip()).expanduser(),
+                self.query_one("#export-force", Checkbox).value,
+            )
+        except (ExplorerError, OSError, TypeError) as exc:
+            self.app.notify(describe_error(exc), title="export", severity="error")
+            return
+        self.app.notify(result.summary(), title="export")
+        self.dismiss(result.out_dir)
 
 
 class ExportTableScreen(ModalScreen[Path | None]):

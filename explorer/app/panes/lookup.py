@@ -54,6 +54,7 @@ class LookupPane(Vertical):
         self.post_message(self.Requested(shape, self.query_one("#lookup-same", Checkbox).value))
 
     def show(self, result: LookupResult) -> None:
+        self.last_query = result.query  # the kernel view's export dialog starts from it
         self.query_one("#lookup-message", Static).update(result.message)
         table = self.query_one("#lookup-table", DataTable)
         table.clear(columns=True)

@@ -1,0 +1,391 @@
+"""Choose the kernel to export for an (M, N, K) and gather the evidence its README states.
+
+Candidates are what ``lookup`` ranks (the store's rows, SPEC section 8) plus every config of our
+library's manifests (``kernels/<device>_<ACC>/manifest.json``; runtime-shape kernels, so lookup
+ranks them as "nearest" unless the config is the query itself). They are ranked together with
+:func:`db.lookup.rank`, and the best-ranked one whose kernel can be written out is chosen: a
+store row with its source (an imported SPEC section 4 file) or a manifest entry. Rows above it
+that carry no source (published results) are counted, so the README can say so.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from db.errors import NotFoundError
+from db.lookup import Candidate, candidates_from_frame, rank
+from db.queries import Filters, config_candidates, resolve_filters
+from db.shapes import Shape
+from db.store import Store
+from db.views import BASELINES
+from importer.kernelset import entry_point, padded_shape
+from tuner.materialize import (
+    RUNTIME_SHAPE_ALIGNMENT,
+    entry_kernel,
+    entry_variant,
+    load_manifest,
+    render_config_source,
+    set_dir_name,
+)
+from tuner.native import Variant
+
+LIBRARY_SET_NAME = "l2x"  # our kernel library's set name (its C ABI prefix)
+_ENV_KERNELS_DIR = "CUDA_L2_EXPLORER_KERNELS_DIR"
+_REPO_KERNELS = Path(__file__).resolve().parents[2] / "kernels"
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """The measurement a predicted speedup rests on."""
+
+    source: str  # 'measured', 'published' or 'manifest' (our search's own measurement)
+    gpu: str
+    gpu_name: str | None
+    mode: str
+    date: str | None
+    config: Shape  # where the numbers were taken
+    kernel_us: float | None
+    baseline: str | None  # the fastest baseline there
+    baseline_us: float | None
+    speedup: float | None  # over that baseline
+    run_id: str | None
+    per_baseline: tuple[tuple[str, float], ...] = ()  # (baseline, speedup), store rows only
+
+
+@dataclass(frozen=True)
+class Spec4Kernel:
+    """An imported SPEC section 4 file, exported as it was measured."""
+
+    source: str
+    origin: str | None  # the path it was read from
+    pad: tuple[int, int, int] | None  # BM, BN, BK of the padding rule
+    runtime_shapes: bool = False
+
+
+@dataclass(frozen=True, eq=False)
+class LibraryKernel:
+    """A kernel of our library: a manifest entry, rendered through ``tuner.emit``."""
+
+    entry: dict[str, Any]
+    config: Any  # the family's config object (name, family, to_dict())
+    variant: Variant
+    manifest: str | None
+    cutlass_version: str | None
+    harness_version: str | None
+
+
+@dataclass(frozen=True, eq=False)
+class ExportPlan:
+    query: Shape
+    config: Shape  # the config lookup chose (the kernel's own shape for fixed-shape kernels)
+    set_id: str
+    set_name: str
+    device: str
+    accumulator: str
+    tier: str  # exact, covering or nearest
+    rank: int
+    skipped: int  # better-ranked rows with no kernel to write out
+    predicted_speedup: float | None
+    predicted_basis: str
+    kernel: Spec4Kernel | LibraryKernel
+    evidence: Evidence
+
+    @property
+    def function(self) -> str:
+        return entry_point(self.device, self.accumulator)
+
+    @property
+    def library(self) -> bool:
+        return isinstance(self.kernel, LibraryKernel)
+
+    @property
+    def runtime_shapes(self) -> bool:
+        return self.library or bool(getattr(self.kernel, "runtime_shapes", False))
+
+    @property
+    def pad_target(self) -> Shape | None:
+        """The shape a fixed-shape kernel runs at (its config, rounded up to its tiles)."""
+        if self.runtime_shapes:
+            return None
+        assert isinstance(self.kernel, Spec4Kernel)
+        return padded_shape(self.config, self.kernel.pad)
+
+    @property
+    def runs_at(self) -> str:
+        if self.runtime_shapes:
+            return "your shape (runtime-shape kernel, no padding)"
+        target = self.pad_target
+        if target == self.query:
+            return "your shape (the kernel's own config)"
+        return f"your shape zero-padded to {target} (padding wrapper; C sliced back)"
+
+    @property
+    def kernel_shape(self) -> Shape:
+        """The shape the SPEC section 4 file is named after."""
+        return self.query if self.runtime_shapes else self.config
+
+    @property
+    def spec4_path(self) -> str:
+        return f"{self.device}_{self.accumulator}/{self.kernel_shape}.cu"
+
+    def spec4_source(self) -> str:
+        if isinstance(self.kernel, Spec4Kernel):
+            return self.kernel.source
+        entry = {**self.kernel.entry, "m": self.query.m, "n": self.query.n, "k": self.query.k}
+        return render_config_source(entry, self.device, self.accumulator)
+
+    def kernel_summary(self) -> str:
+        if isinstance(self.kernel, LibraryKernel):
+            cfg = self.kernel.config
+            return f"{cfg.name} (family {cfg.family}), variant {self.kernel.variant.label}"
+        return f"SPEC section 4 file {self.kernel.origin or self.spec4_path} from set {self.set_id}"
+
+    def describe(self) -> dict[str, Any]:
+        """A JSON-able summary (the CLI's --json and the TUI's dialog show it)."""
+        ev = self.evidence
+        return {
+            "query": str(self.query),
+            "config": str(self.config),
+            "set_id": self.set_id,
+            "tier": self.tier,
+            "lookup_rank": self.rank,
+            "kernel": self.kernel_summary(),
+            "runtime_shapes": self.runtime_shapes,
+            "runs_at": self.runs_at,
+            "predicted_speedup": self.predicted_speedup,
+            "predicted_basis": self.predicted_basis,
+            "evidence": {
+                "source": ev.source,
+                "gpu": ev.gpu,
+                "gpu_name": ev.gpu_name,
+                "mode": ev.mode,
+                "date": ev.date,
+                "config": str(ev.config),
+                "kernel_us": ev.kernel_us,
+                "baseline": ev.baseline,
+                "baseline_us": ev.baseline_us,
+                "speedup": ev.speedup,
+                "run_id": ev.run_id,
+            },
+        }
+
+
+# ---------------------------------------------------------------------------- manifests
+
+
+def default_manifests() -> list[Path]:
+    """``<kernels>/*/manifest.json`` ($CUDA_L2_EXPLORER_KERNELS_DIR, else the repository's kernels/)."""
+    root = Path(os.environ.get(_ENV_KERNELS_DIR) or _REPO_KERNELS)
+    return sorted(root.glob("*/manifest.json")) if root.is_dir() else []
+
+
+def _manifest_candidates(
+    paths: Sequence[Path], query: Shape, gpu: str | None, set_: str | None, mode: str | None
+) -> dict[Candidate, LibraryKernel]:
+    out: dict[Candidate, LibraryKernel] = {}
+    for path in paths:
+        manifest = load_manifest(path)
+        device = str(manifest.get("device", "h100")).lower()
+        set_id = f"{LIBRARY_SET_NAME}/{set_dir_name(manifest)}"
+        if set_ is not None and set_ not in (set_id, LIBRARY_SET_NAME):
+            continue
+        for entry in manifest["configs"]:
+            label = str(entry.get("gpu") or manifest.get("gpu") or device).lower()
+            entry_mode = str(entry.get("mode", "offline"))
+            if (gpu is not None and gpu not in (label, device)) or (mode is not None and mode != entry_mode):
+                continue
+            # Our kernels need N and K multiples of 8 (TMA alignment): they cannot run other shapes.
+            if query.n % RUNTIME_SHAPE_ALIGNMENT or query.k % RUNTIME_SHAPE_ALIGNMENT:
+                continue
+            kernel_us, baseline_us = entry.get("time_us"), entry.get("best_baseline_us")
+            speedup = baseline_us / kernel_us if kernel_us and baseline_us else None
+            candidate = Candidate(
+                set_id=set_id,
+                set_name=LIBRARY_SET_NAME,
+                gpu=label,
+                mode=entry_mode,
+                source="measured",
+                shape=Shape(entry["m"], entry["n"], entry["k"]),
+                runtime_shapes=True,
+                speedup_best=speedup,
+                kernel_s=None if kernel_us is None else kernel_us * 1e-6,
+                best_baseline_s=None if baseline_us is None else baseline_us * 1e-6,
+                run_id=entry.get("run_id"),
+                run_source=str(path),
+                run_date=entry.get("date"),
+            )
+            out[candidate] = LibraryKernel(
+                entry=entry,
+                config=entry_kernel(entry),
+                variant=entry_variant(entry),
+                manifest=str(path),
+                cutlass_version=manifest.get("cutlass_version"),
+                harness_version=manifest.get("harness_version"),
+            )
+    return out
+
+
+# ---------------------------------------------------------------------------- the store
+
+
+def _store_candidates(
+    store: Store | None, gpu: str | None, set_: str | None, mode: str | None, have_manifests: bool
+) -> tuple[list[Candidate], Filters | None]:
+    if store is None:
+        return [], None
+    try:
+        filters = resolve_filters(store, gpu, set_, mode)
+    except NotFoundError:
+        if have_manifests:  # the filter names our library (or the store is empty): manifests only
+            return [], None
+        raise
+    return candidates_from_frame(config_candidates(store, filters)), filters
+
+
+def _stored_kernel_keys(store: Store) -> set[tuple[str, Shape]]:
+    """(set_id, config) of every stored kernel with its source (the sources are read only once chosen)."""
+    frame = store.query("SELECT set_id, m, n, k FROM all_kernels WHERE source IS NOT NULL")
+    return {(s, Shape(m, n, k)) for s, m, n, k in frame.iter_rows()}
+
+
+def _stored_kernel(store: Store, set_id: str, shape: Shape) -> tuple[Spec4Kernel, str, str]:
+    """The stored SPEC section 4 kernel with its set's device label and accumulator."""
+    row = store.query(
+        "SELECT k.path, k.source, k.pad_bm, k.pad_bn, k.pad_bk, k.runtime_shapes, s.gpu AS device, "
+        "s.accumulator FROM all_kernels k JOIN all_kernel_sets s USING (set_id) "
+        "WHERE k.set_id = ? AND k.m = ? AND k.n = ? AND k.k = ?",
+        [set_id, shape.m, shape.n, shape.k],
+    ).to_dicts()[0]
+    pad = (row["pad_bm"], row["pad_bn"], row["pad_bk"])
+    kernel = Spec4Kernel(
+        source=row["source"],
+        origin=row["path"],
+        # The padding rule: a tile not declared counts as 1 (that dimension is not padded).
+        pad=None if all(p is None for p in pad) else (pad[0] or 1, pad[1] or 1, pad[2] or 1),
+        runtime_shapes=bool(row["runtime_shapes"]),
+    )
+    return kernel, row["device"], row["accumulator"]
+
+
+def _store_evidence(store: Store, c: Candidate) -> Evidence:
+    rows = store.query(
+        "SELECT baseline, speedup, baseline_s FROM speedups WHERE set_id = ? AND gpu = ? AND mode = ? "
+        "AND source = ? AND m = ? AND n = ? AND k = ? AND run_id IS NOT DISTINCT FROM ?",
+        [c.set_id, c.gpu, c.mode, c.source, c.shape.m, c.shape.n, c.shape.k, c.run_id],
+    )
+    per = {r["baseline"]: r for r in rows.iter_rows(named=True)}
+    seven = [per[b] for b in BASELINES if b in per and per[b]["speedup"] is not None]
+    # The fastest baseline is the one the kernel's speedup is smallest against.
+    best = min(seven, key=lambda r: r["speedup"]) if seven else None
+    gpu_name = None
+    if c.run_id is not None:
+        gpu_name = store.scalar("SELECT gpu_name FROM all_runs WHERE run_id = ?", [c.run_id])
+    return Evidence(
+        source=c.source,
+        gpu=c.gpu,
+        gpu_name=gpu_name,
+        mode=c.mode,
+        date=None if c.run_date is None else str(c.run_date)[:10],
+        config=c.shape,
+        kernel_us=None if c.kernel_s is None else c.kernel_s * 1e6,
+        baseline=None if best is None else best["baseline"],
+        baseline_us=None if best is None or best["baseline_s"] is None else best["baseline_s"] * 1e6,
+        speedup=c.speedup_best,
+        run_id=c.run_id,
+        per_baseline=tuple((b, per[b]["speedup"]) for b in sorted(per) if per[b]["speedup"] is not None),
+    )
+
+
+def _manifest_evidence(c: Candidate, kernel: LibraryKernel) -> Evidence:
+    entry = kernel.entry
+    return Evidence(
+        source="manifest",
+        gpu=c.gpu,
+        gpu_name=entry.get("gpu_name"),
+        mode=c.mode,
+        date=entry.get("date"),
+        config=c.shape,
+        kernel_us=entry.get("time_us"),
+        baseline=entry.get("best_baseline"),
+        baseline_us=entry.get("best_baseline_us"),
+        speedup=c.speedup_best,
+        run_id=entry.get("run_id"),
+    )
+
+
+# ---------------------------------------------------------------------------- choosing
+
+
+def plan_export(
+    store: Store | None,
+    query: Shape,
+    *,
+    gpu: str | None = None,
+    set_: str | None = None,
+    mode: str | None = None,
+    manifests: Sequence[Path] | None = None,
+) -> ExportPlan:
+    """The kernel lookup ranks best for ``query`` among those that can be written out.
+
+    ``manifests`` None: the default ones (:func:`default_manifests`). Raises NotFoundError when
+    no exportable kernel can run ``query`` (with what was found instead).
+    """
+    gpu = gpu.strip().lower() if gpu else None
+    paths = default_manifests() if manifests is None else list(manifests)
+    library = _manifest_candidates(paths, query, gpu, set_, mode)
+    stored, _ = _store_candidates(store, gpu, set_, mode, bool(paths))
+    sources = _stored_kernel_keys(store) if store is not None and stored else set()
+    result = rank(query, [*stored, *library], limit=None)
+    skipped = 0
+    for ranked in result.candidates:
+        c = ranked.candidate
+        if ranked.tier == "uncovered":
+            break
+        if c in library:
+            kernel: Spec4Kernel | LibraryKernel = library[c]
+            evidence = _manifest_evidence(c, library[c])
+            device, accumulator = c.set_id.split("/", 1)[1].split("_", 1)
+        elif store is not None and (c.set_id, c.shape) in sources:
+            kernel, device, accumulator = _stored_kernel(store, c.set_id, c.shape)
+            evidence = _store_evidence(store, c)
+        else:
+            skipped += 1
+            continue
+        return ExportPlan(
+            query=query,
+            config=c.shape,
+            set_id=c.set_id,
+            set_name=c.set_name or c.set_id.split("/")[0],
+            device=device,
+            accumulator=accumulator,
+            tier=ranked.tier,
+            rank=ranked.rank,
+            skipped=skipped,
+            predicted_speedup=ranked.predicted_speedup,
+            predicted_basis=ranked.predicted_basis,
+            kernel=kernel,
+            evidence=evidence,
+        )
+    raise NotFoundError(_nothing_message(query, result.covered, skipped, bool(paths)))
+
+
+def _nothing_message(query: Shape, covered: bool, skipped: int, have_manifests: bool) -> str:
+    if skipped:
+        return (
+            f"no kernel source to export for {query}: the {skipped} config(s) lookup ranks for it carry "
+            "published results only; benchmark a kernel set folder (which stores its sources) or pass "
+            "--manifest of our kernel library"
+        )
+    if not covered and (query.n % RUNTIME_SHAPE_ALIGNMENT or query.k % RUNTIME_SHAPE_ALIGNMENT):
+        return f"nothing can run {query}: our runtime-shape kernels need N and K multiples of 8"
+    where = "" if have_manifests else " (no kernel manifest found; pass --manifest)"
+    return f"no kernel in the store or the manifests can run {query}{where}"
+
+
+def format_us(value: float | None) -> str:
+    return "n/a" if value is None or not math.isfinite(value) else f"{value:.2f} us"

@@ -1,0 +1,241 @@
+"""Issue 6 on the device: for a tiny, a skinny and a large config, export our kernel in all three
+formats, build each one, run its own test, and check its result against torch.matmul.
+
+Builds run in parallel subprocesses (9 CUTLASS builds; ~3-4 minutes on 16 cores):
+(a) cuda-l2: the SPEC section 4 file through ``torch.utils.cpp_extension.load`` with a pybind11
+    wrapper; (b) torch: ``pip install --no-build-isolation --no-deps --target`` then the package's
+    own pytest; (c) cmake: configure, build, ``ctest`` -- or, without cmake on the machine, nvcc
+    with the same flags (each test prints which). A shared library linked from the same objects
+    is then called through ctypes on torch tensors. Needs CUTLASS headers ($CUTLASS_DIR or the
+    nvidia-cutlass wheel); the planted SPEC section 4 kernel (no CUTLASS) checks the padding wrapper.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import shutil
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU"),
+]
+
+from export_fixtures import LARGE, SKINNY, SPEC4_SET, TINY, spec4_store, write_manifest  # noqa: E402
+
+from db.shapes import Shape  # noqa: E402
+from db.store import Store  # noqa: E402
+from explorer.export import export_plan, plan_export  # noqa: E402
+from explorer.export.formats import default_name, nvcc_flags  # noqa: E402
+from tuner.build import find_cutlass, find_nvcc  # noqa: E402
+
+SHAPES = {"tiny": TINY, "skinny": SKINNY, "large": LARGE}
+REPO = Path(__file__).resolve().parents[2]
+BUILD_TIMEOUT_S = 900
+
+# (a) is built the way `bench` builds a SPEC section 4 file (importer.kernel_build: nvcc with the
+# SPEC flags, -DNDEBUG for our kernels, a pybind11 wrapper), in a subprocess so builds overlap.
+LOAD_SCRIPT = r"""
+import json, sys, torch
+from importer.kernel_build import build_one, load_module, make_config
+from importer.kernelset import scan_set
+set_dir, cache, m, n, k, reads_col = json.loads(sys.argv[1])
+(kernel_file,) = scan_set(set_dir).files
+built = build_one(kernel_file, config=make_config("h100", ndebug=True), cache_dir=cache)
+if not built.ok:
+    sys.exit("build failed: " + built.log[-6000:])
+run = load_module(built.module_path)
+torch.backends.cuda.matmul.allow_tf32 = False
+a = torch.randn(m, k, device="cuda", dtype=torch.float16)
+b = torch.randn(k, n, device="cuda", dtype=torch.float16)
+c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
+run(a, b, b.t().contiguous().t() if reads_col else b, c)
+torch.cuda.synchronize()
+ref = a.float() @ b.float()
+err = ((c.float() - ref).norm() / ref.norm()).item()
+cublas = ((torch.matmul(a, b).float() - ref).norm() / ref.norm()).item()
+print(json.dumps({"error": err, "torch_error": cublas, "seconds": built.seconds}))
+"""
+
+
+def _run(cmd: list[str], cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [str(c) for c in cmd], cwd=cwd, env=env, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S
+    )
+
+
+def _log(res: subprocess.CompletedProcess) -> str:
+    return f"$ {' '.join(map(str, res.args))}\n{res.stdout[-3000:]}\n{res.stderr[-6000:]}"
+
+
+class Builds:
+    """Export every (config, format) and build them all in parallel; results by key."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.cutlass = find_cutlass()
+        self.nvcc = find_nvcc()
+        self.cmake = shutil.which("cmake")
+        self.env = {**os.environ, "CUTLASS_DIR": self.cutlass.root} if self.cutlass else dict(os.environ)
+        self.results: dict[tuple[str, str], dict] = {}
+        manifest = write_manifest(root / "kernels" / "h100_F32F16F16F32" / "manifest.json")
+        self.plans = {
+            label: plan_export(None, shape, manifests=[manifest]) for label, shape in SHAPES.items()
+        }
+        db = spec4_store(root / "store.duckdb")
+        with Store.open(db, read_only=True) as store:
+            self.plans["planted-80"] = plan_export(store, Shape(80, 80, 80), set_=SPEC4_SET, manifests=[])
+
+    def run_all(self) -> None:
+        jobs = []
+        for label, plan in self.plans.items():
+            jobs.append((label, "torch", self.build_torch))
+            if plan.library:
+                jobs += [(label, "cuda-l2", self.build_cuda_l2), (label, "cmake", self.build_cmake)]
+        with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
+            futures = {(label, fmt): pool.submit(fn, label) for label, fmt, fn in jobs}
+        for key, future in futures.items():
+            try:
+                self.results[key] = future.result()
+            except Exception as exc:  # reported by the test of that key
+                self.results[key] = {"ok": False, "log": f"{type(exc).__name__}: {exc}"}
+
+    def export(self, label: str, fmt: str) -> Path:
+        out = self.root / label / f"export-{fmt}"  # not "torch": a folder of that name would shadow it
+        export_plan(self.plans[label], fmt, out)
+        return out
+
+    def build_cuda_l2(self, label: str) -> dict:
+        plan = self.plans[label]
+        out = self.export(label, "cuda-l2")
+        set_dir = out / plan.spec4_path.split("/")[0]
+        args = [str(set_dir), str(self.root / label / "kernel-cache"), *plan.query.astuple(), False]
+        env = {**self.env, "PYTHONPATH": os.pathsep.join([str(REPO), self.env.get("PYTHONPATH", "")])}
+        res = _run([sys.executable, "-c", LOAD_SCRIPT, json.dumps(args)], self.root, env)
+        ok = res.returncode == 0
+        return {"ok": ok, "log": _log(res), **(json.loads(res.stdout.strip().splitlines()[-1]) if ok else {})}
+
+    def build_torch(self, label: str) -> dict:
+        out = self.export(label, "torch")
+        target = self.root / label / "torch-site"
+        pip = [sys.executable, "-m", "pip", "install", "--no-build-isolation", "--no-deps", "--no-index"]
+        res = _run([*pip, "--target", target, "."], out, self.env)
+        if res.returncode != 0:
+            return {"ok": False, "log": _log(res)}
+        env = {**self.env, "PYTHONPATH": os.pathsep.join([str(target), self.env.get("PYTHONPATH", "")])}
+        test = _run(
+            [sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", out / "tests"],
+            target.parent,
+            env,
+        )
+        return {"ok": test.returncode == 0, "log": _log(res) + "\n" + _log(test), "site": str(target)}
+
+    def build_cmake(self, label: str) -> dict:
+        plan = self.plans[label]
+        out = self.export(label, "cmake")
+        build = out / "build"
+        includes = [f"-I{d}" for d in self.cutlass.include_dirs]
+        if self.cmake:
+            steps = [
+                [self.cmake, "-S", out, "-B", build, f"-DCUTLASS_DIR={self.cutlass.root}",
+                 f"-DCMAKE_CUDA_COMPILER={self.nvcc}"],
+                [self.cmake, "--build", build, "-j", "4"],
+                [Path(self.cmake).with_name("ctest"), "--test-dir", build, "--output-on-failure"],
+                # the library's object (CMake's Makefile layout), linked again as a shared library
+                [self.nvcc, "-shared", build / "CMakeFiles" / "hgemm.dir" / "hgemm.cu.o",
+                 "-o", build / "libhgemm.so"],
+            ]  # fmt: skip
+        else:
+            build.mkdir()
+            flags = [*nvcc_flags(plan), *includes]
+            steps = [
+                [self.nvcc, *flags, "-Xcompiler", "-fPIC", "-c", "hgemm.cu", "-o", build / "hgemm.o"],
+                [self.nvcc, *flags, "test_hgemm.cu", build / "hgemm.o", "-o", build / "test_hgemm"],
+                [build / "test_hgemm"],
+                [self.nvcc, "-shared", build / "hgemm.o", "-o", build / "libhgemm.so"],
+            ]
+        logs = []
+        for step in steps:
+            res = _run(step, out, self.env)
+            logs.append(_log(res))
+            if res.returncode != 0:
+                return {"ok": False, "log": "\n".join(logs), "tool": "cmake" if self.cmake else "nvcc"}
+        return {
+            "ok": True,
+            "log": "\n".join(logs),
+            "tool": "cmake" if self.cmake else "nvcc",
+            "lib": str(build / "libhgemm.so"),
+        }
+
+
+@pytest.fixture(scope="module")
+def builds(tmp_path_factory) -> Builds:
+    if find_cutlass() is None:
+        pytest.skip("CUTLASS headers not found (CUTLASS_DIR or the nvidia-cutlass wheel)")
+    if not find_nvcc():
+        pytest.skip("nvcc not found")
+    b = Builds(tmp_path_factory.mktemp("export"))
+    b.run_all()
+    return b
+
+
+def _relative_error(c, ref) -> float:
+    return ((c.float() - ref).norm() / ref.norm()).item()
+
+
+@pytest.mark.parametrize("label", list(SHAPES))
+def test_cuda_l2_format_builds_and_matches_torch(builds, label) -> None:
+    result = builds.results[(label, "cuda-l2")]
+    assert result["ok"], result["log"]
+    print(f"{label} cuda-l2: error {result['error']:.3e} (torch.matmul {result['torch_error']:.3e})")
+    assert result["error"] <= max(4 * result["torch_error"], 2e-3)
+
+
+@pytest.mark.parametrize("label", [*SHAPES, "planted-80"])
+def test_torch_format_builds_and_passes_its_own_test(builds, label) -> None:
+    result = builds.results[(label, "torch")]
+    assert result["ok"], result["log"]
+    print(result["log"].splitlines()[-1] if result["log"] else "")
+    # And in this process: the installed package against torch.matmul at the exported shape.
+    plan = builds.plans[label]
+    sys.path.insert(0, result["site"])
+    try:
+        module = __import__(default_name(plan))
+        m, n, k = plan.query.astuple()
+        a = torch.randn(m, k, device="cuda", dtype=torch.float16)
+        b = torch.randn(k, n, device="cuda", dtype=torch.float16)
+        ref = a.float() @ b.float()
+        error = _relative_error(module.matmul(a, b), ref)
+        assert error <= max(4 * _relative_error(torch.matmul(a, b), ref), 2e-3), error
+    finally:
+        sys.path.remove(result["site"])
+
+
+@pytest.mark.parametrize("label", list(SHAPES))
+def test_cmake_format_builds_passes_its_test_and_matches_torch(builds, label) -> None:
+    result = builds.results[(label, "cmake")]
+    assert result["ok"], result["log"]
+    print(f"{label} cmake format built with {result['tool']}")
+    lib = ctypes.CDLL(result["lib"])
+    lib.hgemm.restype = ctypes.c_int
+    vp, i = ctypes.c_void_p, ctypes.c_int
+    lib.hgemm.argtypes = [vp, vp, vp, i, i, i, vp]
+    m, n, k = builds.plans[label].query.astuple()
+    a = torch.randn(m, k, device="cuda", dtype=torch.float16)
+    b = torch.randn(k, n, device="cuda", dtype=torch.float16)
+    c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
+    stream = torch.cuda.current_stream().cuda_stream
+    assert lib.hgemm(a.data_ptr(), b.data_ptr(), c.data_ptr(), m, n, k, stream) == 0
+    torch.cuda.synchronize()
+    ref = a.float() @ b.float()
+    error = _relative_error(c, ref)
+    print(f"{label} cmake (ctypes): error {error:.3e}")
+    assert error <= max(4 * _relative_error(torch.matmul(a, b), ref), 2e-3), error

@@ -1,0 +1,466 @@
+"""Export (SPEC section 9, issue 6): golden files per format, generated build files that parse,
+a compile-only nvcc check of the cmake format, the choice of kernel, and the safety rules.
+
+Golden files live in tests/data/export_golden/<case>/<format>/; regenerate them after an
+intended change with ``UPDATE_GOLDEN=1 python -m pytest tests/test_export.py`` and review the diff.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import keyword
+import os
+import re
+import shutil
+import subprocess
+import tomllib
+from pathlib import Path
+
+import pytest
+from export_fixtures import (
+    KERNELS,
+    LARGE,
+    SKINNY,
+    SPEC4_SET,
+    TINY,
+    manifest_dict,
+    spec4_store,
+    write_manifest,
+)
+from hypothesis import given
+from hypothesis import strategies as st
+
+from db.errors import UsageError
+from db.shapes import Shape
+from db.store import Store
+from explorer.export import formats, plan_export, render_files, safe_identifier, write_tree
+from explorer.export import writer as writer_module
+from importer.kernelset import scan_set
+from tuner import build
+from tuner.catalog import ConfigError, kernel_from_dict
+from tuner.materialize import load_manifest, render_config_source, write_set
+
+GOLDEN = Path(__file__).parent / "data" / "export_golden"
+
+
+@pytest.fixture(autouse=True)
+def _no_repo_manifests(monkeypatch, tmp_path):
+    """Only the manifests a test names count (the repository's kernels/ may hold real ones)."""
+    monkeypatch.setenv("CUDA_L2_EXPLORER_KERNELS_DIR", str(tmp_path / "no-kernels"))
+
+
+@pytest.fixture
+def manifest(tmp_path) -> Path:
+    return write_manifest(tmp_path / "kernels" / "h100_F32F16F16F32" / "manifest.json")
+
+
+@pytest.fixture
+def spec4_db(db_path) -> Path:
+    return spec4_store(db_path)
+
+
+def _plan_library(manifest: Path, shape: Shape):
+    return plan_export(None, shape, manifests=[manifest])
+
+
+def _plan_spec4(db: Path, shape: Shape):
+    with Store.open(db, read_only=True) as store:
+        return plan_export(store, shape, set_=SPEC4_SET, manifests=[])
+
+
+def _check_golden(case: str, fmt: str, files: dict[str, str]) -> None:
+    root = GOLDEN / case / fmt
+    if os.environ.get("UPDATE_GOLDEN"):
+        shutil.rmtree(root, ignore_errors=True)
+        for rel, text in files.items():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_bytes(text.encode())
+    expected = sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
+    assert sorted(files) == expected, f"file list of {case}/{fmt} changed (UPDATE_GOLDEN=1 to accept)"
+    for rel, text in files.items():
+        assert text.encode() == (root / rel).read_bytes(), f"{case}/{fmt}/{rel} differs from its golden file"
+
+
+# ---------------------------------------------------------------------------- golden files
+
+
+@pytest.mark.parametrize("fmt", formats.FORMATS)
+def test_library_kernel_golden(manifest, fmt) -> None:
+    _check_golden("library_4096_4096_4096", fmt, render_files(_plan_library(manifest, LARGE), fmt))
+
+
+@pytest.mark.parametrize("fmt", ["cuda-l2", "torch"])
+def test_spec4_kernel_golden(spec4_db, fmt) -> None:
+    # 80^3 is off the grid: the planted 96_96_96 kernel covers it, padded to its 64-tiles (128^3).
+    _check_golden("spec4_80_80_80", fmt, render_files(_plan_spec4(spec4_db, Shape(80, 80, 80)), fmt))
+
+
+def test_render_is_deterministic(manifest) -> None:
+    for fmt in formats.FORMATS:
+        assert render_files(_plan_library(manifest, SKINNY), fmt) == render_files(
+            _plan_library(manifest, SKINNY), fmt
+        )
+
+
+# ---------------------------------------------------------------------------- the kernel chosen
+
+
+def test_exact_config_of_the_manifest(manifest) -> None:
+    plan = _plan_library(manifest, LARGE)
+    assert (plan.tier, plan.rank, plan.config, plan.runtime_shapes) == ("exact", 1, LARGE, True)
+    assert plan.kernel.config == KERNELS[LARGE][0]
+    assert plan.evidence.baseline == "cuBLASLt-auto-tuning-tn" and plan.evidence.gpu_name.startswith("NVIDIA")
+
+
+def test_off_grid_runtime_shape_kernel_runs_at_the_true_shape(manifest) -> None:
+    query = Shape(4000, 4096, 4104)
+    plan = _plan_library(manifest, query)
+    assert plan.tier == "nearest" and plan.config == LARGE and plan.pad_target is None
+    files = render_files(plan, "cuda-l2")
+    assert "h100_F32F16F16F32/4000_4096_4104.cu" in files
+    readme = files["README.md"]
+    assert (
+        "tier **nearest**" in readme and "no padding" in readme and "not your shape 4000_4096_4104" in readme
+    )
+
+
+def test_off_grid_fixed_shape_kernel_gets_the_padding_wrapper(spec4_db) -> None:
+    plan = _plan_spec4(spec4_db, Shape(80, 80, 80))
+    assert plan.tier == "covering" and plan.config == Shape(96, 96, 96)
+    assert plan.pad_target == Shape(128, 128, 128)  # the kernel's 64-tiles
+    files = render_files(plan, "torch")
+    init = files[f"{formats.default_name(plan)}/__init__.py"]
+    assert "PAD_TARGET = (128, 128, 128)" in init and "RUNTIME_SHAPES = False" in init
+    assert "READS_B_COL_MAJOR = False" in init  # the planted kernel never reads b_col_major
+    assert "zero-padded to 128_128_128 (padding wrapper" in files["README.md"]
+    # cuda-l2 keeps the file as it was, under its own config's name
+    assert files_equal(render_files(plan, "cuda-l2")["h100_F32F16F16F32/96_96_96.cu"], plan.kernel.source)
+
+
+def files_equal(a: str, b: str) -> bool:
+    return a.encode() == b.encode()
+
+
+def test_spec4_kernel_refuses_the_cmake_format(cli, spec4_db, tmp_path) -> None:
+    out = tmp_path / "out"
+    result = cli("--db", spec4_db, "export", "96", "96", "96", "--format", "cmake", "--out", out)
+    assert result.code == 3, result.err
+    assert "cuda-l2" in result.err and "torch" in result.err and len(result.err.strip().splitlines()) == 1
+    assert not out.exists()
+
+
+def test_published_results_only_is_not_found(cli, loaded_db, tmp_path) -> None:
+    result = cli(
+        "--db", loaded_db, "export", "64", "64", "64", "--format", "cuda-l2", "--out", tmp_path / "o"
+    )
+    assert result.code == 4 and "published results only" in result.err
+
+
+def test_unaligned_shape_cannot_use_our_kernels(cli, manifest, tmp_path) -> None:
+    result = cli(
+        "--db", tmp_path / "s.duckdb", "export", "64", "63", "64", "--format", "torch",
+        "--out", tmp_path / "o", "--manifest", manifest,
+    )  # fmt: skip
+    assert result.code == 4 and "multiples of 8" in result.err
+
+
+def test_cli_export_json_lists_files(cli, manifest, tmp_path) -> None:
+    out = tmp_path / "pkg"
+    result = cli(
+        "--db", tmp_path / "s.duckdb", "export", "64", "8192", "4096", "--format", "torch",
+        "--out", out, "--manifest", manifest, "--json", "--name", "My Kernel!",
+    )  # fmt: skip
+    assert result.code == 0, result.err
+    data = result.json()
+    assert data["name"] == "my_kernel" and data["tier"] == "exact" and data["runtime_shapes"] is True
+    assert sorted(data["files"]) == sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
+    assert "runs at your shape" in result.err
+
+
+# ---------------------------------------------------------------------------- generated build files
+
+
+def test_torch_package_files_parse(manifest) -> None:
+    plan = _plan_library(manifest, SKINNY)
+    files = render_files(plan, "torch", "pkg")
+    project = tomllib.loads(files["pyproject.toml"])
+    assert project["project"]["name"] == "pkg" and project["tool"]["setuptools"]["packages"] == ["pkg"]
+    assert "torch" in project["project"]["dependencies"]
+    for rel in ("setup.py", "pkg/__init__.py", "tests/test_pkg.py"):
+        ast.parse(files[rel], rel)
+    setup = files["setup.py"]
+    assert '"pkg._C"' in setup and "-DNDEBUG" in setup and "-gencode=arch=compute_90a,code=sm_90a" in setup
+    assert "-std=" not in setup  # torch chooses the C++ standard of its headers
+    init = files["pkg/__init__.py"]
+    assert "ALIGNMENT = 8" in init and "SHAPE = (64, 8192, 4096)" in init
+    assert '#include "kernel.cu"' in files["pkg/csrc/binding.cu"]
+
+
+def _cmake_commands(text: str) -> dict[str, list[str]]:
+    """command name -> its argument strings (CMake's syntax is regular enough for this check)."""
+    return {m.group(1).lower(): m.group(2).split() for m in re.finditer(r"^\s*(\w+)\(([^)]*)\)", text, re.M)}
+
+
+def test_cmake_files_parse(manifest) -> None:
+    files = render_files(_plan_library(manifest, TINY), "cmake", "proj")
+    cmds = _cmake_commands(files["CMakeLists.txt"])
+    assert cmds["cmake_minimum_required"] == ["VERSION", "3.24"]
+    assert cmds["project"] == ["proj", "LANGUAGES", "CXX", "CUDA"]
+    assert cmds["add_library"] == ["hgemm", "STATIC", "hgemm.cu"]
+    assert cmds["add_executable"] == ["test_hgemm", "test_hgemm.cu"]
+    assert cmds["add_test"] == ["NAME", "test_hgemm", "COMMAND", "test_hgemm"]
+    assert "CUDA_ARCHITECTURES 90a" in files["CMakeLists.txt"] and '"-DNDEBUG"' in files["CMakeLists.txt"]
+    assert (
+        'extern "C" int hgemm(const half* A, const half* B, half* C, int M, int N, int K' in files["hgemm.cu"]
+    )
+    assert (
+        "int hgemm(const half* A, const half* B, half* C, int M, int N, int K, cudaStream_t stream);"
+        in (files["hgemm.h"])
+    )
+
+
+@pytest.mark.skipif(shutil.which("cmake") is None, reason="cmake not installed")
+def test_cmake_configures_and_reports_missing_cutlass(manifest, tmp_path) -> None:
+    nvcc = build.find_nvcc()
+    if not nvcc:
+        pytest.skip("nvcc not found")
+    src = tmp_path / "src"
+    write_tree(render_files(_plan_library(manifest, TINY), "cmake", "proj"), src)
+    env = {**os.environ, "CUDACXX": nvcc}
+    env.pop("CUTLASS_DIR", None)
+    missing = subprocess.run(
+        ["cmake", "-S", src, "-B", tmp_path / "b1", "-DCUTLASS_DIR=/nonexistent"],
+        capture_output=True, text=True, env=env, timeout=300,
+    )  # fmt: skip
+    assert missing.returncode != 0 and "CUTLASS headers not found" in missing.stderr
+    cutlass = build.find_cutlass()
+    if cutlass is None:
+        pytest.skip("CUTLASS headers not found")
+    ok = subprocess.run(
+        ["cmake", "-S", src, "-B", tmp_path / "b2", f"-DCUTLASS_DIR={cutlass.root}"],
+        capture_output=True, text=True, env=env, timeout=300,
+    )  # fmt: skip
+    assert ok.returncode == 0, ok.stderr[-3000:]
+
+
+def test_cmake_format_compiles_for_sm90a(manifest, tmp_path) -> None:
+    """hgemm.cu of the tiny config, nvcc -c with the export's own flags (one instantiation, ~1 min)."""
+    nvcc, cutlass = build.find_nvcc(), build.find_cutlass()
+    if not nvcc:
+        pytest.skip("nvcc not found")
+    if cutlass is None:
+        pytest.skip("CUTLASS headers not found (CUTLASS_DIR or the nvidia-cutlass wheel)")
+    plan = _plan_library(manifest, TINY)
+    src = tmp_path / "src"
+    write_tree(render_files(plan, "cmake"), src)
+    cmd = [nvcc, *formats.nvcc_flags(plan), *(f"-I{d}" for d in cutlass.include_dirs), "-c", "hgemm.cu"]
+    res = subprocess.run([*cmd, "-o", "hgemm.o"], cwd=src, capture_output=True, text=True, timeout=1200)
+    assert res.returncode == 0, res.stderr[-4000:]
+    assert (src / "hgemm.o").stat().st_size > 10_000
+
+
+# ---------------------------------------------------------------------------- tuner.materialize
+
+
+def test_materialized_file_is_a_spec4_file(manifest, tmp_path) -> None:
+    data = load_manifest(manifest)
+    out = tmp_path / "set" / "h100_F32F16F16F32"
+    first = {p.name: p.read_bytes() for p in write_set(data, out)}
+    again = {p.name: p.read_bytes() for p in write_set(data, tmp_path / "again")}
+    assert first == again and sorted(first) == sorted(f"{s}.cu" for s in KERNELS)
+    scan = scan_set(out)  # the importer accepts it: entry point found, no padding tiles
+    assert [f.shape for f in scan.files] == sorted(KERNELS) and all(f.pad is None for f in scan.files)
+    assert not scan.problems
+
+
+def test_b_col_major_is_read_only_by_k_major_kernels() -> None:
+    entry = manifest_dict()["configs"][0]
+    row_major = render_config_source(entry)
+    assert "/* b_col_major: not read */" in row_major and not formats.reads_b_col_major(row_major)
+    k_major = dict(
+        entry, kernel={**entry["kernel"], "b_major": "k", "tile_m": 128, "schedule": "cooperative"}
+    )
+    assert formats.reads_b_col_major(render_config_source(k_major))
+
+
+def test_kernel_from_dict_dispatches_on_family() -> None:
+    cfg = KERNELS[LARGE][0]
+    assert kernel_from_dict(cfg.to_dict()) == cfg
+    with pytest.raises(ConfigError, match="unknown kernel family"):
+        kernel_from_dict({**cfg.to_dict(), "family": "raw_cuda_tiny_v9"})
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        ({"format": "other"}, "not a cuda-l2-explorer/kernel-manifest"),
+        ({"configs": {}}, "'configs' must be a list"),
+        ({"configs": [{"m": 0, "n": 8, "k": 8}]}, "m must be a positive integer"),
+    ],
+)
+def test_bad_manifests_are_refused(cli, tmp_path, edit, message) -> None:
+    bad = tmp_path / "manifest.json"
+    bad.write_text(json.dumps({**manifest_dict(), **edit}))
+    result = cli(
+        "export", "64", "64", "64", "--format", "cuda-l2", "--out", tmp_path / "o", "--manifest", bad
+    )
+    assert result.code == 3 and message in result.err
+
+
+# ---------------------------------------------------------------------------- safety
+
+
+FILES = {"README.md": "hello\n", "pkg/__init__.py": "x = 1\n", "pkg/csrc/k.cu": "// k\n"}
+
+
+def _hidden_leftovers(parent: Path) -> list[str]:
+    return [p.name for p in parent.iterdir() if p.name.startswith(".")]
+
+
+def test_writes_a_new_folder(tmp_path) -> None:
+    written = write_tree(FILES, tmp_path / "out")
+    assert sorted(p.relative_to(tmp_path / "out").as_posix() for p in written) == sorted(FILES)
+    assert (tmp_path / "out" / "pkg" / "csrc" / "k.cu").read_text() == "// k\n"
+    assert oct((tmp_path / "out").stat().st_mode & 0o777) == "0o755"
+    assert _hidden_leftovers(tmp_path) == []
+
+
+def test_an_empty_existing_folder_is_filled(tmp_path) -> None:
+    (tmp_path / "out").mkdir()
+    write_tree(FILES, tmp_path / "out")
+    assert (tmp_path / "out" / "README.md").exists()
+
+
+def test_refuses_to_overwrite_without_force(cli, manifest, tmp_path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "mine.txt").write_text("keep me")
+    args = ["export", "64", "64", "64", "--format", "cuda-l2", "--out", out, "--manifest", manifest]
+    result = cli("--db", tmp_path / "s.duckdb", *args)
+    assert result.code == 2 and "--force" in result.err
+    assert [p.name for p in out.iterdir()] == ["mine.txt"]
+    result = cli("--db", tmp_path / "s.duckdb", *args, "--force")
+    assert result.code == 0, result.err
+    assert sorted(p.name for p in out.iterdir()) == ["README.md", "h100_F32F16F16F32"]
+    assert _hidden_leftovers(tmp_path) == []
+
+
+def test_a_symlinked_target_is_refused(tmp_path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "link").symlink_to(elsewhere)
+    for force in (False, True):
+        with pytest.raises(UsageError, match="symbolic link"):
+            write_tree(FILES, tmp_path / "link", force=force)
+    assert list(elsewhere.iterdir()) == [] and (tmp_path / "link").is_symlink()
+
+
+def test_a_file_target_is_refused(tmp_path) -> None:
+    (tmp_path / "out").write_text("a file")
+    with pytest.raises(UsageError, match="not a folder"):
+        write_tree(FILES, tmp_path / "out", force=True)
+    assert (tmp_path / "out").read_text() == "a file"
+
+
+@pytest.mark.parametrize("bad", ["../x", "/etc/passwd", "a/../../x", "a\\b", "", ".", "a/./b", "-rf"])
+def test_paths_escaping_the_folder_are_refused(tmp_path, bad) -> None:
+    with pytest.raises(UsageError):
+        write_tree({**FILES, bad: "evil"}, tmp_path / "out")
+    assert not (tmp_path / "out").exists() and _hidden_leftovers(tmp_path) == []
+    assert not (tmp_path / "x").exists()
+
+
+def test_a_failure_mid_write_leaves_nothing(tmp_path, monkeypatch) -> None:
+    real = writer_module._write_file
+    calls = []
+
+    def failing(root, rel, text):
+        calls.append(rel)
+        if len(calls) == 2:
+            raise OSError(28, "No space left on device")
+        return real(root, rel, text)
+
+    monkeypatch.setattr(writer_module, "_write_file", failing)
+    with pytest.raises(writer_module.IOFailure, match="nothing was written"):
+        write_tree(FILES, tmp_path / "out")
+    assert not (tmp_path / "out").exists() and _hidden_leftovers(tmp_path) == []
+
+
+def test_a_failed_swap_with_force_keeps_the_old_folder(tmp_path, monkeypatch) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "mine.txt").write_text("keep me")
+    real_rename = os.rename
+
+    def rename(src, dst):
+        if Path(src).name.startswith(".out.export-"):
+            raise OSError(5, "Input/output error")
+        return real_rename(src, dst)
+
+    monkeypatch.setattr(writer_module.os, "rename", rename)
+    with pytest.raises(writer_module.IOFailure):
+        write_tree(FILES, out, force=True)
+    assert [p.name for p in out.iterdir()] == ["mine.txt"] and _hidden_leftovers(tmp_path) == []
+
+
+def test_hostile_set_and_package_names_stay_inside(manifest, tmp_path) -> None:
+    plan = _plan_library(manifest, TINY)
+    files = render_files(plan, "torch", "../../x y/z")
+    name = safe_identifier("../../x y/z")
+    assert name == "x_y_z" and f"{name}/__init__.py" in files
+    written = write_tree(files, tmp_path / "out")
+    assert all(p.resolve().is_relative_to((tmp_path / "out").resolve()) for p in written)
+
+
+@given(st.text(max_size=200))
+def test_safe_identifier_is_always_a_safe_identifier(text) -> None:
+    ident = safe_identifier(text)
+    assert re.fullmatch(r"[a-z_][a-z0-9_]*", ident) and len(ident) <= 65
+    assert ident.isidentifier() and not keyword.iskeyword(ident) and not keyword.issoftkeyword(ident)
+    assert safe_identifier(ident) == ident
+
+
+# ---------------------------------------------------------------------------- the TUI dialog
+
+
+async def test_tui_export_dialog_uses_the_same_engine(spec4_db, tmp_path) -> None:
+    from test_app import SIZE, _ready
+
+    from explorer.app.app import ExplorerApp
+    from explorer.app.screens import ExportKernelScreen, KernelScreen
+
+    app = ExplorerApp(spec4_db, with_bundled=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await _ready(pilot)
+        app.open_kernel(SPEC4_SET, Shape(96, 96, 96), Shape(80, 80, 80))
+        await _ready(pilot)
+        assert isinstance(app.screen, KernelScreen)
+        await pilot.press("x")
+        await pilot.pause()
+        dialog = app.screen
+        assert isinstance(dialog, ExportKernelScreen)
+        assert dialog.query_one("#export-shape").value == "80 80 80"
+        dialog.query_one("#export-format").value = "cuda-l2"
+        dialog.query_one("#export-dir").value = str(tmp_path / "from-tui")
+        dialog.query_one("#export-dir").focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert not isinstance(app.screen, ExportKernelScreen)
+        expected = render_files(_plan_spec4(spec4_db, Shape(80, 80, 80)), "cuda-l2")
+        assert {rel: (tmp_path / "from-tui" / rel).read_text() for rel in expected} == expected
+        # Exporting again into the same folder is refused without the checkbox, with a notification.
+        await pilot.press("x")
+        await pilot.pause()
+        app.screen.query_one("#export-dir").value = str(tmp_path / "from-tui")
+        app.screen.query_one("#export-dir").focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, ExportKernelScreen)
+        assert any("--force" in n.message for n in app._notifications)
+
+
+def test_cutlass_is_required_exactly_when_the_kernel_includes_it(manifest, spec4_db) -> None:
+    ours = render_files(_plan_library(manifest, TINY), "torch", "p")["setup.py"]
+    planted = render_files(_plan_spec4(spec4_db, Shape(80, 80, 80)), "torch", "p")["setup.py"]
+    assert "NEEDS_CUTLASS = True" in ours and "NEEDS_CUTLASS = False" in planted
