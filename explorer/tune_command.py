@@ -34,6 +34,11 @@ def add_parser(command) -> None:
     p.add_argument("--limit", type=int, default=16, metavar="N", help="candidates measured per shape")
     p.add_argument("--finalists", type=int, default=4, metavar="N", help="candidates re-measured per shape")
     p.add_argument("--no-measure", action="store_true", help="skip the baseline comparison after the search")
+    p.add_argument(
+        "--keep-faster",
+        action="store_true",
+        help="replace a config already in the manifest only when the new kernel measured faster",
+    )
     p.add_argument("--gpus", default="0", metavar="all|0,1")
     p.add_argument("--resume", nargs="?", const="latest", default=None, metavar="RUN_ID")
     p.add_argument("--timeout", type=float, default=300.0, metavar="S", help="per-shape limit (default 300)")
@@ -103,7 +108,7 @@ def run_tune_command(args: argparse.Namespace) -> int:
         else (store_path or default_store_path()).parent / "tuned" / f"{gpu}_{ACCUMULATOR}" / "manifest.json"
     )
     current = mf.load(target) if target.exists() else mf.empty(gpu, ACCUMULATOR)
-    merged = mf.merge(current, entries)
+    merged = mf.merge(current, entries, keep_faster=args.keep_faster)
     mf.save(merged, target)
     set_id = record_set(store_path, target.parent, merged, library)
     _say(

@@ -15,7 +15,7 @@ from tuner import build, emit
 from tuner.catalog import ConfigError, KernelConfig, first_catalog, smoke_catalog
 
 # Update deliberately when the template changes (and re-run the GPU correctness test).
-GOLDEN_SMOKE_TU_SHA256 = "6dab2b2f617ce8c6c00a5110d41cbe5291d0698f8ffe65b7ef5ea8efc2e6cdbc"
+GOLDEN_SMOKE_TU_SHA256 = "011d17c2ca031c14bc41847cef9a43e22a280ffc71c41e68277981c6fe8f0cdd"
 
 
 # ---------------------------------------------------------------------------- catalog

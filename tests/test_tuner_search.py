@@ -14,7 +14,7 @@ from tuner import manifest as mf
 from tuner.catalog import first_catalog
 from tuner.native import DECOMPOSITION, Variant
 from tuner.search import manifest_entries, record_search, run_search, search_plan
-from tuner.search_space import candidates, predict, variants_for
+from tuner.search_space import candidates, kernel_class, predict, variants_for
 
 FAKE = Path(__file__).parent / "fake_worker.py"
 KERNELS = {c.name: c.to_dict() for c in first_catalog()}
@@ -24,7 +24,8 @@ def test_candidates_are_deterministic_bounded_and_distinct() -> None:
     for shape in grid_shapes()[::37]:
         a = candidates(*shape.astuple(), KERNELS, limit=12)
         assert a == candidates(*shape.astuple(), KERNELS, limit=12)
-        assert 1 <= len(a) <= 13  # the limit, plus at most one per family not yet represented
+        classes = len({kernel_class(p) for p in KERNELS.values()})
+        assert 1 <= len(a) <= 12 + classes  # the limit, plus at most one per class not yet represented
         assert len({c.key for c in a}) == len(a)
         assert all(c.predicted_s > 0 for c in a)
 
@@ -158,3 +159,18 @@ def test_tune_command_errors_are_one_line(cli, monkeypatch, tmp_path) -> None:
     monkeypatch.setitem(__import__("sys").modules, "torch", None)  # as on a machine without torch
     no_gpu = cli("tune", "64", "64", "64")
     assert no_gpu.code == 7 and no_gpu.err.count("\n") == 1
+
+
+def test_keep_faster_merge_keeps_the_better_time() -> None:
+    data = mf.merge(mf.empty("h100"), [_entry(time_us=3.0)])
+    slower = mf.merge(data, [_entry(time_us=4.0, kernel_name="other")], keep_faster=True)
+    assert mf.lookup(slower, 64, 64, 64)["kernel_name"] == "sm90_x"
+    faster = mf.merge(data, [_entry(time_us=2.0, kernel_name="other")], keep_faster=True)
+    assert mf.lookup(faster, 64, 64, 64)["kernel_name"] == "other"
+
+
+def test_every_kernel_class_gets_a_candidate() -> None:
+    for shape in (Shape(16384, 16384, 256), Shape(64, 64, 16384), Shape(4096, 4096, 4096)):
+        chosen = candidates(*shape.astuple(), KERNELS, limit=4)
+        everything = {kernel_class(p) for p in KERNELS.values()}
+        assert {kernel_class(KERNELS[c.kernel]) for c in chosen} == everything

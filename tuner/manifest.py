@@ -100,11 +100,19 @@ def save(data: Mapping[str, Any], path: Path) -> None:
             os.unlink(tmp)
 
 
-def merge(data: Mapping[str, Any], entries: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-    """``data`` with ``entries`` added; an entry replaces the existing one for its config."""
+def merge(
+    data: Mapping[str, Any], entries: Iterable[Mapping[str, Any]], keep_faster: bool = False
+) -> dict[str, Any]:
+    """``data`` with ``entries`` added; an entry replaces the existing one for its config (with
+    ``keep_faster``, only when its measured time is lower: a re-search of some configs with more
+    kernels keeps the old choice where it does not improve on it)."""
     by_shape = {(e["m"], e["n"], e["k"]): dict(e) for e in data["configs"]}
     for entry in entries:
-        by_shape[(entry["m"], entry["n"], entry["k"])] = dict(entry)
+        key = (entry["m"], entry["n"], entry["k"])
+        old = by_shape.get(key)
+        if keep_faster and old is not None and old["time_us"] <= entry["time_us"]:
+            continue
+        by_shape[key] = dict(entry)
     return {**data, "configs": list(by_shape.values())}
 
 

@@ -124,7 +124,9 @@ def candidates(
     per_kernel: int = 3,
 ) -> list[Candidate]:
     """The ``limit`` candidates with the best predicted time, at most ``per_kernel`` per kernel,
-    and at least one of every family in the library (the model is least sure across families)."""
+    plus the best-predicted one of every kernel class (family, schedule, swap-AB, scheduler) not
+    yet represented: the model is least sure across classes (it does not see, for example, that
+    ping-pong overlaps the epilogue, which decides small-K shapes)."""
     scored: list[Candidate] = []
     for name, params in kernels.items():
         if n % 8 or k % 8:
@@ -139,10 +141,14 @@ def candidates(
         scored += ranked[:per_kernel]
     scored.sort(key=lambda c: (c.predicted_s, c.key))
     chosen = scored[:limit]
-    families = {kernels[c.kernel].get("family", "cutlass_sm90") for c in chosen}
+    classes = {kernel_class(kernels[c.kernel]) for c in chosen}
     for c in scored[limit:]:
-        fam = kernels[c.kernel].get("family", "cutlass_sm90")
-        if fam not in families:
+        cls = kernel_class(kernels[c.kernel])
+        if cls not in classes:
             chosen.append(c)
-            families.add(fam)
+            classes.add(cls)
     return chosen
+
+
+def kernel_class(params: Mapping[str, Any]) -> tuple[str, ...]:
+    return tuple(str(params.get(key, "")) for key in ("family", "schedule", "swap_ab", "scheduler"))

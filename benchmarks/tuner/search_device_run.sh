@@ -30,7 +30,8 @@ mkdir -p "$SET"
 while [ $# -gt 0 ]; do
   case "$1" in
   tests)
-    timeout 240 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_tuner_kernels.py tests/gpu/test_tuner_search.py \
+    timeout 240 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_tuner_kernels.py tests/gpu/test_tuner_tiny.py \
+      tests/gpu/test_tuner_search.py \
       2>&1 | tee "$OUT/gpu_tests.txt" | tail -8 | tee -a "$OUT/device.txt"
     ;;
   smoke)
@@ -39,6 +40,25 @@ while [ $# -gt 0 ]; do
       --manifest /tmp/smoke/manifest.json --json >"$OUT/smoke.json" 2>"$OUT/smoke.log"
     echo "smoke: exit $? in $(( $(date +%s) - start )) s" | tee -a "$OUT/device.txt"
     tail -3 "$OUT/smoke.log"; cat "$OUT/smoke.json"
+    ;;
+  research)
+    # Search again, with every kernel class, the configs listed in .grid/research.txt (those the
+    # first search lost or that are launch-bound); the manifest keeps the faster of old and new.
+    DB=/tmp/grid.duckdb
+    [ -f .grid/grid.tar ] && python3 benchmarks/store_pack.py unpack .grid/grid.tar $DB
+    start=$(date +%s)
+    timeout -s INT -k 30 "$2" python3 -m explorer --db $DB --no-bundled tune --mnk "$(cat .grid/research.txt)" \
+      --no-measure --keep-faster --manifest "$SET/manifest.json" --progress jsonl --json \
+      >"$OUT/research.json" 2>"$OUT/research.log"
+    echo "research: exit $? after $(( $(date +%s) - start )) s" | tee -a "$OUT/device.txt"
+    tail -2 "$OUT/research.log"
+    python3 benchmarks/store_pack.py pack $DB "$OUT/grid.tar"
+    cp "$SET/manifest.json" "$OUT/manifest.json"
+    shift
+    ;;
+  export)
+    timeout "$2" bash benchmarks/export/run_device.sh 2>&1 | tail -25
+    shift
     ;;
   grid|bench)
     what=$1; secs=$2; shift

@@ -90,6 +90,13 @@ class Builds:
         self.plans = {
             label: plan_export(None, shape, manifests=[manifest]) for label, shape in SHAPES.items()
         }
+        # The SPEC section 4 case plans from a store, whose queries need polars: the device image
+        # lacks it and its wheel (54 MB) does not fit a device call beside CUTLASS, so there the
+        # padding wrapper is covered by the CPU golden tests only (the test says so when skipped).
+        try:
+            import polars  # noqa: F401
+        except ImportError:
+            return
         db = spec4_store(root / "store.duckdb")
         with Store.open(db, read_only=True) as store:
             self.plans["planted-80"] = plan_export(store, Shape(80, 80, 80), set_=SPEC4_SET, manifests=[])
@@ -201,6 +208,8 @@ def test_cuda_l2_format_builds_and_matches_torch(builds, label) -> None:
 
 @pytest.mark.parametrize("label", [*SHAPES, "planted-80"])
 def test_torch_format_builds_and_passes_its_own_test(builds, label) -> None:
+    if label not in builds.plans:
+        pytest.skip("the SPEC section 4 case plans from a store, which needs polars (absent here)")
     result = builds.results[(label, "torch")]
     assert result["ok"], result["log"]
     print(result["log"].splitlines()[-1] if result["log"] else "")
