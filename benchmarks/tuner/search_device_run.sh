@@ -57,7 +57,7 @@ while [ $# -gt 0 ]; do
     shift
     ;;
   export)
-    timeout "$2" bash benchmarks/export/run_device.sh 2>&1 | tail -25
+    OUT="$OUT/export" timeout "$2" bash benchmarks/export/run_device.sh 2>&1 | tail -25
     shift
     ;;
   grid|bench)
