@@ -14,8 +14,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields
+from typing import TYPE_CHECKING
 
-import polars as pl
+if TYPE_CHECKING:  # polars is imported where frames are built: the GPU worker side has none
+    import polars as pl
 
 from db.queries import Filters, config_candidates
 from db.shapes import GRID_MAX, Shape

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import polars as pl
+if TYPE_CHECKING:  # polars is imported where frames are built: the GPU worker side has none
+    import polars as pl
 
 from db.errors import NotFoundError, UsageError
 from db.store import Store
@@ -59,6 +61,8 @@ def resolve_filters(
     store: Store, gpu: str | None = None, set_: str | None = None, mode: str | None = None
 ) -> Filters:
     """Check each filter against the store; unknown values raise with the known ones listed."""
+    import polars as pl
+
     sets = kernel_sets(store)
     if sets.height == 0:
         raise NotFoundError(
@@ -178,6 +182,8 @@ def config_table(store: Store, set_id: str, gpu: str, mode: str) -> pl.DataFrame
     Configs whose kernel was incorrect, crashed or timed out are kept (with their status) even
     though they have no speedups.
     """
+    import polars as pl
+
     from db.shapes import Shape, floor_seconds, regime
 
     pivots = ", ".join(f"max(speedup) FILTER (WHERE baseline = '{b}') AS \"vs {b}\"" for b in HEADLINE)
