@@ -117,6 +117,7 @@ class Builds:
 
     def export(self, label: str, fmt: str) -> Path:
         out = self.root / label / f"export-{fmt}"  # not "torch": a folder of that name would shadow it
+        out.parent.mkdir(parents=True, exist_ok=True)  # export creates DIR, never its parents
         export_plan(self.plans[label], fmt, out)
         return out
 
