@@ -111,11 +111,13 @@ def run_bench_command(args: argparse.Namespace) -> int:
         timeout_s=args.timeout,
         l2="warm" if args.warm_l2 else "cold",
     )
-    return _run(args, plan, resume, store_path)
+    _run(args, plan, resume, store_path)
+    return 0
 
 
-def _run(args: argparse.Namespace, plan, resume, store_path: Path | None, *, summary_out: bool = True) -> int:
-    """Run ``plan`` with a progress bar; say and (unless told not to) print the run's summary."""
+def _run(args: argparse.Namespace, plan, resume, store_path: Path | None, *, summary_out: bool = True) -> str:
+    """Run ``plan`` with a progress bar; say and (unless told not to) print the run's summary.
+    Returns the run's id."""
     from importer import bench
 
     bar = _bar(args, f"bench {plan.settings.mode}")
@@ -138,7 +140,7 @@ def _run(args: argparse.Namespace, plan, resume, store_path: Path | None, *, sum
     )
     if summary_out:
         emit([{"run_id": run_id, **summary}], args.fmt)
-    return 0
+    return run_id
 
 
 def _run_manifest_set(args, settings, baselines, store_path: Path | None, set_dir: Path) -> int:
@@ -171,7 +173,12 @@ def _run_manifest_set(args, settings, baselines, store_path: Path | None, set_di
         timeout_s=args.timeout,
         l2="warm" if args.warm_l2 else "cold",
     )
-    return _run(args, plan, resume, store_path)
+    run_id = _run(args, plan, resume, store_path)
+    # The manifest records the harness's figures for the configs this run measured.
+    with Store.open(store_path, read_only=True) as store:
+        updated = mf.with_bench_evidence(manifest, store, set_id, run_id)
+    mf.save(updated, set_dir / "manifest.json")
+    return 0
 
 
 def _build(args, store_path: Path | None, scan, set_id: str, shapes: list[Shape]) -> dict:

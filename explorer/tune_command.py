@@ -116,7 +116,10 @@ def run_tune_command(args: argparse.Namespace) -> int:
         f"search run {run_id}: kept a kernel for {len(entries)} of {len(plan.shapes)} shapes -> {target}",
     )
     if entries and not args.no_measure:
-        measure_set(args, store_path, set_id, entries, library, gpus)
+        bench_run = measure_set(args, store_path, set_id, entries, library, gpus)
+        with Store.open(store_path, read_only=True) as store:
+            merged = mf.with_bench_evidence(merged, store, set_id, bench_run)
+        mf.save(merged, target)
     emit(
         [
             {
@@ -148,7 +151,9 @@ def library_entries(manifest: dict, library: Path, shapes: list[Shape] | None = 
 
 def record_set(store_path: Path | None, root: Path, manifest: dict, library: Path) -> str:
     """The manifest's configs as a kernel set of ours in the store (one transaction)."""
-    set_id = f"{root.parent.name or 'tuned'}/{root.name}"
+    # The repository's own set (kernels/<device>_<ACC>) is "ours"; a user's tuned set keeps its folder's name.
+    parent = root.parent.name or "tuned"
+    set_id = f"{'ours' if parent == 'kernels' else parent}/{root.name}"
     with Store.open(store_path, with_bundled=False, views=False) as store, store.transaction():
         store.con.execute(
             "INSERT INTO main.kernel_sets (set_id, name, gpu, accumulator, origin, root, description) "
@@ -170,7 +175,7 @@ def record_set(store_path: Path | None, root: Path, manifest: dict, library: Pat
 
 def measure_set(
     args: argparse.Namespace, store_path: Path | None, set_id: str, entries: list[dict], library: Path, gpus
-) -> None:
+) -> str:
     """The kept kernels against the seven baselines, offline, full protocol (a bench run)."""
     from db.views import BASELINES
     from importer import bench
@@ -186,4 +191,4 @@ def measure_set(
         gpus=list(gpus),
         timeout_s=args.timeout,
     )
-    _run(args, plan, None, store_path, summary_out=False)
+    return _run(args, plan, None, store_path, summary_out=False)

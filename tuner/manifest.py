@@ -118,3 +118,44 @@ def merge(
 
 def lookup(data: Mapping[str, Any], m: int, n: int, k: int) -> dict[str, Any] | None:
     return next((dict(e) for e in data["configs"] if (e["m"], e["n"], e["k"]) == (m, n, k)), None)
+
+
+def with_bench_evidence(data: Mapping[str, Any], store: Any, set_id: str, run_id: str) -> dict[str, Any]:
+    """``data`` with each config's harness figures from bench run ``run_id`` of ``set_id``: the
+    kernel's median device time (SPEC §7 offline, the search's own figure kept as
+    ``search_time_us``) and the best of the seven baselines with its time."""
+    rows = store.con.execute(
+        """
+        SELECT t.m, t.n, t.k, t.median, t.p10, t.p90, b.baseline, b.median, r.harness
+        FROM measured_times t
+        JOIN (SELECT run_id, json_extract_string(params, '$.harness_version') AS harness FROM all_runs) r
+          USING (run_id)
+        LEFT JOIN (
+            SELECT run_id, m, n, k, arg_min(baseline, median) AS baseline, min(median) AS median
+            FROM measured_baselines
+            WHERE baseline NOT LIKE '%-max' AND baseline <> 'best-baseline'
+            GROUP BY ALL
+        ) b ON b.run_id = t.run_id AND b.m = t.m AND b.n = t.n AND b.k = t.k
+        WHERE t.run_id = ? AND t.set_id = ? AND t.implementation = 'kernel' AND NOT t.padded
+        """,
+        [run_id, set_id],
+    ).fetchall()
+    figures = {(m, n, k): rest for m, n, k, *rest in rows}
+    configs = []
+    for entry in data["configs"]:
+        entry = dict(entry)
+        found = figures.get((entry["m"], entry["n"], entry["k"]))
+        if found is not None:
+            median, p10, p90, baseline, baseline_s, harness = found
+            entry.setdefault("search_time_us", entry["time_us"])
+            entry.update(
+                time_us=round(median * 1e6, 3),
+                p10_us=round(p10 * 1e6, 3),
+                p90_us=round(p90 * 1e6, 3),
+                best_baseline=baseline,
+                best_baseline_us=None if baseline_s is None else round(baseline_s * 1e6, 3),
+                bench_run_id=run_id,
+                harness_version=harness or entry.get("harness_version"),
+            )
+        configs.append(entry)
+    return {**data, "configs": configs}

@@ -53,7 +53,8 @@ def _aggregate(frame: pl.DataFrame, by: list[str]) -> pl.DataFrame:
 def report(store: Store, set_id: str) -> str:
     runs = store.query(
         "SELECT run_id, kind, mode, status, gpu_name, driver, cuda, cublas, torch, started_at, finished_at, "
-        "command_line FROM all_runs WHERE (kind = 'bench' AND set_id = ?) OR kind = 'tune' "
+        "left(command_line, 140) || CASE WHEN length(command_line) > 140 THEN ' ...' ELSE '' END "
+        "AS command_line FROM all_runs WHERE (kind = 'bench' AND set_id = ?) OR kind = 'tune' "
         "ORDER BY started_at",
         [set_id],
     )
