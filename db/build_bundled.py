@@ -38,7 +38,10 @@ def build(published: list[Path], stores: list[Path], out_dir: Path, description:
                 store.con.execute(f"ATTACH '{source}' AS src (READ_ONLY)")
                 with store.transaction():
                     for table in DATA_TABLES:
-                        store.con.execute(f"INSERT INTO main.{table} BY NAME SELECT * FROM src.{table}")
+                        # A measured store describes its GPU in full (SM count, L2): it wins over
+                        # the label-only row a published import made for the same GPU.
+                        verb = "INSERT OR REPLACE" if table == "gpus" else "INSERT"
+                        store.con.execute(f"{verb} INTO main.{table} BY NAME SELECT * FROM src.{table}")
                 store.con.execute("DETACH src")
         staging_dir = Path(tmp) / "out"
         data = bundled.build(staging_db, staging_dir, description)
