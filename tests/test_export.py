@@ -464,3 +464,29 @@ def test_cutlass_is_required_exactly_when_the_kernel_includes_it(manifest, spec4
     ours = render_files(_plan_library(manifest, TINY), "torch", "p")["setup.py"]
     planted = render_files(_plan_spec4(spec4_db, Shape(80, 80, 80)), "torch", "p")["setup.py"]
     assert "NEEDS_CUTLASS = True" in ours and "NEEDS_CUTLASS = False" in planted
+
+
+def test_a_stored_set_of_ours_exports_without_a_manifest(db_path, tmp_path) -> None:
+    """An installed explorer has no kernels/ folder: our set's store rows (parameters, no source)
+    are enough to export a kernel, rendered the same way as from a manifest entry."""
+    from test_store import _insert_bench_run
+
+    from explorer.export.plan import LibraryKernel
+    from explorer.tune_command import record_set
+    from tuner.catalog import KernelConfig
+
+    cfg = KernelConfig(128, 128, schedule="pingpong")
+    entry = {
+        "m": 256, "n": 512, "k": 1024, "kernel_name": cfg.name, "kernel": cfg.to_dict(),
+        "variant": {"raster": 2, "swizzle": 8, "decomposition": 0, "splits": 1},
+        "time_us": 10.0, "gpu": "h100", "date": "2026-11-22", "run_id": "r1",
+    }  # fmt: skip
+    manifest = {"device": "h100", "accumulator": "F32F16F16F32", "configs": [entry]}
+    root = tmp_path / "kernels" / "h100_F32F16F16F32"
+    assert record_set(db_path, root, manifest, tmp_path / "lib.so") == "ours/h100_F32F16F16F32"
+    with Store.open(db_path) as store, store.transaction():
+        _insert_bench_run(store, "r1", 256, 512, 1024)
+    with Store.open(db_path, read_only=True) as store:
+        plan = plan_export(store, Shape(300, 512, 1024), set_="ours/h100_F32F16F16F32", manifests=[])
+    assert isinstance(plan.kernel, LibraryKernel) and plan.kernel.config == cfg
+    assert plan.tier == "nearest" and plan.runtime_shapes and plan.evidence.kernel_us == pytest.approx(10.0)

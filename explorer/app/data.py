@@ -67,7 +67,19 @@ class DataSource:
 
     def kernel_detail(self, set_id: str, shape: Shape) -> dict:
         with self._store() as store:
-            return queries.kernel_detail(store, set_id, *shape.astuple())
+            detail = queries.kernel_detail(store, set_id, *shape.astuple())
+        kernel = detail["kernel"]
+        if kernel and not kernel.get("source") and kernel.get("params"):
+            # A kernel of our library is stored as parameters: show the SPEC §4 source they render to.
+            import json
+
+            from tuner.materialize import render_config_source
+
+            params = json.loads(kernel["params"])
+            if "kernel" in params:
+                entry = {"m": shape.m, "n": shape.n, "k": shape.k, **params}
+                kernel["source"] = render_config_source(entry)
+        return detail
 
     def export(self, query: Shape, set_id: str, fmt: str, out: Path, force: bool) -> ExportResult:
         """The CLI's ``export`` (same engine): the kernel of ``set_id`` lookup chooses for ``query``."""

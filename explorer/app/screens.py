@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import polars as pl
@@ -93,11 +94,20 @@ class KernelScreen(ModalScreen[None]):
                 )
             else:
                 pad = (kernel.get("pad_bm"), kernel.get("pad_bn"), kernel.get("pad_bk"))
-                yield Static(
-                    f"file {kernel.get('path')}\nsha256 {kernel.get('source_sha256')}\n"
-                    f"padding tiles (BM, BN, BK) {pad if any(pad) else 'none'} · runtime shapes "
-                    f"{kernel.get('runtime_shapes')} · build {kernel.get('build_status')}"
-                )
+                params = json.loads(kernel.get("params") or "{}")
+                if "kernel_name" in params:  # a kernel of our library: parameters, not a file
+                    variant = ", ".join(f"{k} {v}" for k, v in sorted(params.get("variant", {}).items()))
+                    yield Static(
+                        f"our library: {params['kernel_name']} (family {kernel.get('family')})\n"
+                        f"runtime variant: {variant} · runtime shapes (any M; N, K multiples of 8)\n"
+                        f"source: rendered from these parameters (python -m tuner.materialize)"
+                    )
+                else:
+                    yield Static(
+                        f"file {kernel.get('path')}\nsha256 {kernel.get('source_sha256')}\n"
+                        f"padding tiles (BM, BN, BK) {pad if any(pad) else 'none'} · runtime shapes "
+                        f"{kernel.get('runtime_shapes')} · build {kernel.get('build_status')}"
+                    )
             yield Static("[b]Correctness and time[/b]")
             yield DataTable(id="kernel-measurements")
             yield Static("[b]Audit findings[/b]")

@@ -10,6 +10,7 @@ that carry no source (published results) are counted, so the README can say so.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from collections.abc import Sequence
@@ -253,6 +254,37 @@ def _stored_kernel_keys(store: Store) -> set[tuple[str, Shape]]:
     return {(s, Shape(m, n, k)) for s, m, n, k in frame.iter_rows()}
 
 
+def _stored_library_keys(store: Store) -> set[tuple[str, Shape]]:
+    """(set_id, config) of stored kernels of our library: no source, their parameters in ``params``
+    (recorded by ``tune`` and by ``bench`` of a manifest set)."""
+    frame = store.query(
+        "SELECT set_id, m, n, k FROM all_kernels WHERE source IS NULL AND json_exists(params, '$.kernel')"
+    )
+    return {(s, Shape(m, n, k)) for s, m, n, k in frame.iter_rows()}
+
+
+def _stored_library_kernel(store: Store, set_id: str, shape: Shape) -> tuple[LibraryKernel, str, str]:
+    """A stored kernel of our library, rebuilt from its parameters (it renders like a manifest entry)."""
+    row = store.query(
+        "SELECT k.params, s.gpu AS device, s.accumulator, r.harness FROM all_kernels k "
+        "JOIN all_kernel_sets s USING (set_id) LEFT JOIN (SELECT set_id, "
+        "max(json_extract_string(params, '$.harness_version')) AS harness FROM all_runs GROUP BY ALL) r "
+        "USING (set_id) WHERE k.set_id = ? AND k.m = ? AND k.n = ? AND k.k = ?",
+        [set_id, shape.m, shape.n, shape.k],
+    ).to_dicts()[0]
+    params = json.loads(row["params"])
+    entry = {"m": shape.m, "n": shape.n, "k": shape.k, **params}
+    kernel = LibraryKernel(
+        entry=entry,
+        config=entry_kernel(entry),
+        variant=entry_variant(entry),
+        manifest=None,
+        cutlass_version=None,
+        harness_version=row["harness"],
+    )
+    return kernel, row["device"], row["accumulator"]
+
+
 def _stored_kernel(store: Store, set_id: str, shape: Shape) -> tuple[Spec4Kernel, str, str]:
     """The stored SPEC section 4 kernel with its set's device label and accumulator."""
     row = store.query(
@@ -340,6 +372,7 @@ def plan_export(
     library = _manifest_candidates(paths, query, gpu, set_, mode)
     stored, _ = _store_candidates(store, gpu, set_, mode, bool(paths))
     sources = _stored_kernel_keys(store) if store is not None and stored else set()
+    ours = _stored_library_keys(store) if store is not None and stored else set()
     result = rank(query, [*stored, *library], limit=None)
     skipped = 0
     for ranked in result.candidates:
@@ -352,6 +385,9 @@ def plan_export(
             device, accumulator = c.set_id.split("/", 1)[1].split("_", 1)
         elif store is not None and (c.set_id, c.shape) in sources:
             kernel, device, accumulator = _stored_kernel(store, c.set_id, c.shape)
+            evidence = _store_evidence(store, c)
+        elif store is not None and (c.set_id, c.shape) in ours:
+            kernel, device, accumulator = _stored_library_kernel(store, c.set_id, c.shape)
             evidence = _store_evidence(store, c)
         else:
             skipped += 1
