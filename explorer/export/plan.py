@@ -35,7 +35,7 @@ from tuner.materialize import (
 )
 from tuner.native import Variant
 
-LIBRARY_SET_NAME = "l2x"  # our kernel library's set name (its C ABI prefix)
+LIBRARY_SET_NAME = "ours"  # our kernel library's set name, as `tune` and `bench` record it in the store
 _ENV_KERNELS_DIR = "CUDA_L2_EXPLORER_KERNELS_DIR"
 _REPO_KERNELS = Path(__file__).resolve().parents[2] / "kernels"
 
