@@ -35,6 +35,7 @@ show_configs = "c"      # binding id = key(s), comma separated
 | 1-7 | Overview, Configs, Heatmap, Plots, Lookup, Compare, Bench | show_overview ... show_bench |
 | / | focus the filter of the Configs table | focus_filter |
 | Enter | open the kernel view of the row (Configs, Lookup) | |
+| x / b | in the kernel view: export the kernel (cuda-l2, torch or cmake) / benchmark its config | |
 | y | copy the row under the cursor as TSV | copy_row |
 | Y | copy the visible table as TSV (CSV / Markdown in the palette) | copy_table |
 | e | export the visible table to CSV or Parquet | export_table |
