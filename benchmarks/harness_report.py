@@ -19,7 +19,7 @@ from db.shapes import Shape, regime
 from db.store import Store
 
 
-def _fmt(frame: pl.DataFrame, digits: int = 3) -> str:
+def markdown_table(frame: pl.DataFrame, digits: int = 3) -> str:
     head = "| " + " | ".join(frame.columns) + " |"
     rule = "|" + "|".join("---" for _ in frame.columns) + "|"
     rows = []
@@ -61,7 +61,7 @@ def report(store: Store) -> str:
             if wall
             else f"- {n} configs",
             "",
-            _fmt(configs, 1),
+            markdown_table(configs, 1),
             "",
         ]
     filters = resolve_filters(store)
@@ -70,7 +70,7 @@ def report(store: Store) -> str:
         out += [
             "## Speedup of the kernel set (device time, median per config)",
             "",
-            _fmt(
+            markdown_table(
                 table.select(
                     "set_id",
                     "gpu",
@@ -106,26 +106,31 @@ def report(store: Store) -> str:
             )
             .sort("mode", "regime")
         )
-        out += ["## By regime (kernel vs the best of the seven baselines)", "", _fmt(by_regime), ""]
+        out += ["## By regime (kernel vs the best of the seven baselines)", "", markdown_table(by_regime), ""]
     base = store.query(
         "SELECT r.mode, x.implementation, count(*) AS configs, median(x.median) * 1e6 AS median_us, "
         "sum(CASE WHEN x.status <> 'ok' THEN 1 ELSE 0 END) AS not_ok FROM all_measurements x "
         "JOIN all_runs r USING (run_id) WHERE x.metric = 'device_time' AND NOT x.padded "
         "GROUP BY ALL ORDER BY r.mode, x.implementation"
     )
-    out += ["## Rows per implementation (device time)", "", _fmt(base), ""]
+    out += ["## Rows per implementation (device time)", "", markdown_table(base), ""]
     findings = store.query(
         "SELECT finding, count(*) AS configs, any_value(detail) AS example FROM all_audit_findings "
         "GROUP BY finding ORDER BY finding"
     )
-    out += ["## Audit findings", "", _fmt(findings) if findings.height else "none", ""]
+    out += ["## Audit findings", "", markdown_table(findings) if findings.height else "none", ""]
     bad = store.query(
         "SELECT r.mode, x.m, x.n, x.k, x.implementation, x.status, x.rel_error, x.error_ratio, "
         "left(coalesce(x.message, ''), 120) AS message "
         "FROM all_measurements x JOIN all_runs r USING (run_id) "
         "WHERE x.metric = 'device_time' AND x.status NOT IN ('ok') ORDER BY ALL"
     )
-    out += ["## Rows not ok (excluded from speedups)", "", _fmt(bad, 4) if bad.height else "none", ""]
+    out += [
+        "## Rows not ok (excluded from speedups)",
+        "",
+        markdown_table(bad, 4) if bad.height else "none",
+        "",
+    ]
     return "\n".join(out)
 
 

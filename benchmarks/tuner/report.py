@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 from pathlib import Path
 
 import polars as pl
@@ -22,15 +23,8 @@ from db.shapes import REGIMES, Shape, floor_seconds, regime
 from db.store import Store
 from db.views import BEST
 
-
-def table(frame: pl.DataFrame, digits: int = 3) -> str:
-    head = "| " + " | ".join(frame.columns) + " |"
-    rule = "|" + "|".join("---" for _ in frame.columns) + "|"
-    rows = []
-    for row in frame.iter_rows():
-        cells = [f"{v:.{digits}f}" if isinstance(v, float) else ("" if v is None else str(v)) for v in row]
-        rows.append("| " + " | ".join(cells) + " |")
-    return "\n".join([head, rule, *rows])
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the harness report
+from harness_report import markdown_table as table
 
 
 def _aggregate(frame: pl.DataFrame, by: list[str]) -> pl.DataFrame:
