@@ -292,3 +292,40 @@ def search_log(store: Store, m: int, n: int, k: int) -> pl.DataFrame:
         "ORDER BY r.started_at DESC, s.stage DESC, s.median NULLS LAST, s.candidate",
         [m, n, k],
     )
+
+
+def stats_by_regime(store: Store, filters: Filters, baseline: str = BEST) -> pl.DataFrame:
+    """Aggregates over ``baseline`` per set, GPU, mode, source and regime (tiny, skinny, small-K,
+    large: db.shapes.regime on the set's GPU), geomean first, as ``stats`` does per baseline."""
+    import polars as pl
+
+    from db.shapes import REGIMES, Shape, regime
+
+    if baseline not in REPORT_ORDER:
+        raise UsageError(f"unknown baseline {baseline!r}; known: {', '.join(REPORT_ORDER)}")
+    where, params = filters.where()
+    frame = store.query(
+        f"SELECT set_id, gpu, mode, source, m, n, k, speedup, outcome FROM speedups "
+        f"WHERE {where} AND baseline = ?",
+        [*params, baseline],
+    )
+    if frame.height == 0:
+        return frame
+    regimes = [regime(Shape(m, n, k), g) for m, n, k, g in frame.select("m", "n", "k", "gpu").iter_rows()]
+    order = {r: i for i, r in enumerate(REGIMES)}
+    return (
+        frame.with_columns(pl.Series("regime", regimes))
+        .group_by("set_id", "gpu", "mode", "source", "regime")
+        .agg(
+            pl.len().alias("configs"),
+            pl.col("speedup").log().mean().exp().alias("geomean"),
+            pl.col("speedup").mean().alias("mean"),
+            (pl.col("outcome") == "win").mean().alias("win_rate"),
+            (pl.col("outcome") == "loss").mean().alias("loss_rate"),
+            pl.col("speedup").min().alias("min"),
+            pl.col("speedup").max().alias("max"),
+        )
+        .with_columns(pl.col("regime").replace_strict(order, return_dtype=pl.Int64).alias("_order"))
+        .sort("set_id", "gpu", "mode", "source", "_order")
+        .drop("_order")
+    )

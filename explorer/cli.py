@@ -180,6 +180,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("stats", "aggregate speedups per set, mode and baseline (geomean first)")
     _add_filters(p)
     p.add_argument("--baseline", action="append", metavar="NAME", help="only this baseline (repeatable)")
+    p.add_argument(
+        "--by-regime",
+        action="store_true",
+        help="per regime (tiny, skinny, small-K, large) against one baseline (default best-baseline)",
+    )
     _add_format(p)
 
     p = command("lookup", "rank the kernels that can serve an (M, N, K), with their evidence")
@@ -369,7 +374,14 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
     with _open_store(args, write=False) as store:
         filters = resolve_filters(store, args.gpu, args.set_, args.mode)
-        frame = stats(store, filters, tuple(args.baseline) if args.baseline else None)
+        if args.by_regime:
+            from db.queries import stats_by_regime
+
+            if args.baseline and len(args.baseline) > 1:
+                raise UsageError("--by-regime takes at most one --baseline")
+            frame = stats_by_regime(store, filters, *(args.baseline or []))
+        else:
+            frame = stats(store, filters, tuple(args.baseline) if args.baseline else None)
     emit(frame, args.fmt)
     return 0
 

@@ -1,0 +1,36 @@
+"""The README's headline tables are what the bundled dataset says (issue 7: nothing typed by hand)."""
+
+import importlib.util
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _generator():
+    spec = importlib.util.spec_from_file_location(
+        "readme_headline", ROOT / "benchmarks" / "readme_headline.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_readme_headline_block_matches_the_bundled_data() -> None:
+    gen = _generator()
+    readme = (ROOT / "README.md").read_text()
+    assert gen.render(readme, gen.bundled_headline()) == readme, "run python benchmarks/readme_headline.py"
+
+
+def test_headline_agrees_with_stats_on_the_cli(cli, monkeypatch, tmp_path) -> None:
+    import json
+
+    monkeypatch.delenv("CUDA_L2_EXPLORER_NO_BUNDLED", raising=False)
+    result = cli(
+        "--db", tmp_path / "s.duckdb", "stats", "--set", "ours", "--baseline", "best-baseline", "--json"
+    )
+    assert result.code == 0, result.err
+    (row,) = [r for r in json.loads(result.out) if r["source"] == "measured"]
+    assert (
+        f"| {row['gpu']} | {row['mode']} | best-baseline | {row['configs']} | {row['geomean']:.3f} |"
+        in (ROOT / "README.md").read_text()
+    )
