@@ -15,10 +15,16 @@ def _generator():
     return module
 
 
-def test_readme_headline_block_matches_the_bundled_data() -> None:
+def test_readme_headline_block_and_plots_match_the_bundled_data() -> None:
     gen = _generator()
     readme = (ROOT / "README.md").read_text()
-    assert gen.render(readme, gen.bundled_headline()) == readme, "run python benchmarks/readme_headline.py"
+    block, svgs = gen.bundled_headline()
+    assert gen.render(readme, block) == readme, "run python benchmarks/readme_headline.py"
+    assert svgs, "the bundled dataset has a measured set of ours: there is a plot"
+    for name, svg in svgs.items():
+        assert (gen.PLOTS / name).read_text() == svg, f"{name}: run python benchmarks/readme_headline.py"
+        assert f"docs/plots/{name}" in readme
+        assert svg.count("<circle") >= 1000  # one point per config, plus the legend
 
 
 def test_headline_agrees_with_stats_on_the_cli(cli, monkeypatch, tmp_path) -> None:
