@@ -16,19 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tuner.abi import ABI_VERSION, L2X_CANNOT_IMPLEMENT, L2X_OK, STATUS_NAMES  # noqa: F401  (re-exported)
 from tuner.tiny import TINY_FAMILY
-
-ABI_VERSION = 1
-STATUS_NAMES = {
-    0: "ok",
-    1: "cannot implement",
-    2: "workspace too small",
-    3: "CUDA error",
-    4: "CUTLASS error",
-    5: "invalid argument",
-}
-L2X_OK = 0
-L2X_CANNOT_IMPLEMENT = 1
 
 RASTER = {"heuristic": 0, "along_m": 1, "along_n": 2}
 DECOMPOSITION = {"heuristic": 0, "data_parallel": 1, "splitk": 2, "streamk": 3}
