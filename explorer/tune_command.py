@@ -22,31 +22,6 @@ from explorer.output import emit
 ACCUMULATOR = "F32F16F16F32"
 
 
-def add_parser(command) -> None:
-    p = command("tune", "search our kernel library for the fastest kernel of (M, N, K) on this GPU")
-    p.add_argument("dims", nargs="*", metavar="M N K", help="one shape (or use --mnk / --grid)")
-    p.add_argument("--mnk", metavar="M_N_K,...", help="several shapes, e.g. 1_4096_4096,4096_14336_4096")
-    p.add_argument("--grid", action="store_true", help="the 1000-config reference grid")
-    p.add_argument("--sample", type=int, metavar="N", help="with --grid: a fixed random sample of N configs")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--library", metavar="PATH", help="kernel library (default: the latest tuner build)")
-    p.add_argument("--manifest", metavar="PATH", help="manifest to merge the results into")
-    p.add_argument("--limit", type=int, default=16, metavar="N", help="candidates measured per shape")
-    p.add_argument("--finalists", type=int, default=4, metavar="N", help="candidates re-measured per shape")
-    p.add_argument("--no-measure", action="store_true", help="skip the baseline comparison after the search")
-    p.add_argument(
-        "--keep-faster",
-        action="store_true",
-        help="replace a config already in the manifest only when the new kernel measured faster",
-    )
-    p.add_argument("--gpus", default="0", metavar="all|0,1")
-    p.add_argument("--resume", nargs="?", const="latest", default=None, metavar="RUN_ID")
-    p.add_argument("--timeout", type=float, default=300.0, metavar="S", help="per-shape limit (default 300)")
-    p.add_argument("--progress", choices=("auto", "jsonl", "none"), default="auto")
-    p.add_argument("--format", dest="fmt", choices=("table", "json", "csv"), default="table")
-    p.add_argument("--json", dest="fmt", action="store_const", const="json")
-
-
 def _tune_shapes(args: argparse.Namespace) -> list[Shape]:
     if args.dims:
         if len(args.dims) != 3 or args.mnk or args.grid:
