@@ -23,6 +23,9 @@ import polars as pl
 from db.queries import Filters, stats, stats_by_regime
 from db.store import Store
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/: the harness report
+from harness_report import markdown_table as table
+
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 PLOTS = ROOT / "docs" / "plots"
@@ -31,13 +34,6 @@ START, END = "<!-- headline:start -->", "<!-- headline:end -->"
 HEADLINE_BASELINES = (
     "best-baseline", "torch.matmul", "cuBLAS-max", "cuBLASLt-heuristic-max", "cuBLASLt-auto-tuning-max",
 )  # fmt: skip
-
-
-def _table(frame: pl.DataFrame) -> str:
-    rows = ["| " + " | ".join(frame.columns) + " |", "|" + "|".join("---" for _ in frame.columns) + "|"]
-    for row in frame.iter_rows():
-        rows.append("| " + " | ".join(f"{v:.3f}" if isinstance(v, float) else str(v) for v in row) + " |")
-    return "\n".join(rows)
 
 
 def headline(store: Store) -> str:
@@ -76,8 +72,8 @@ def headline(store: Store) -> str:
         out.append("")
         for gpu_name, mode, day, command in runs.iter_rows():
             out.append(f"- {gpu_name}, {mode}, {day}: `{command}`")
-        out += ["", _table(per_baseline), "", "Against the best of the seven baselines, per regime:", ""]
-        out += [_table(per_regime), ""]
+        out += ["", table(per_baseline), "", "Against the best of the seven baselines, per regime:", ""]
+        out += [table(per_regime), ""]
         for (gpu, mode), _ in per_regime.group_by(["gpu", "mode"], maintain_order=True):
             name = plot_name(set_id, gpu, mode)
             out += [f"![speedup over the best baseline, {set_id}, {gpu}, {mode}](docs/plots/{name})", ""]
