@@ -39,7 +39,8 @@ from explorer.export import writer as writer_module
 from importer.kernelset import scan_set
 from tuner import build
 from tuner.catalog import ConfigError, kernel_from_dict
-from tuner.materialize import load_manifest, render_config_source, write_set
+from tuner.manifest import load as load_manifest
+from tuner.materialize import render_config_source, write_set
 
 GOLDEN = Path(__file__).parent / "data" / "export_golden"
 

@@ -59,7 +59,7 @@ def test_prediction_is_positive_and_grows_with_k(name: str, m: int, n8: int, k8:
 
 def _entry(m: int = 64, n: int = 64, k: int = 64, **kw) -> dict:
     return {
-        "m": m, "n": n, "k": k, "kernel_name": "sm90_x", "kernel": {"family": "cutlass_sm90"},
+        "m": m, "n": n, "k": k, "kernel_name": "sm90_x", "kernel": first_catalog()[0].to_dict(),
         "variant": {"raster": 0, "swizzle": 1, "decomposition": 0, "splits": 1},
         "time_us": 3.5, "gpu": "h100", "date": "2026-11-22", "run_id": "r1", **kw,
     }  # fmt: skip

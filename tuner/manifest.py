@@ -25,57 +25,113 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from db.errors import BadInputError, IOFailure
+from tuner.catalog import ConfigError, kernel_from_dict
+from tuner.native import Variant
+
 FORMAT = "cuda-l2-explorer/kernel-manifest"
 VERSION = 1
 ENTRY_FIELDS = ("m", "n", "k", "kernel_name", "kernel", "variant", "time_us", "gpu", "date", "run_id")
 VARIANT_FIELDS = ("raster", "swizzle", "decomposition", "splits")
+MAX_BYTES = 16 << 20
 
 
-class ManifestError(ValueError):
-    """A manifest that does not follow the format above."""
+class ManifestError(BadInputError):
+    """A manifest that does not follow the format above (bad input: exit code 3)."""
 
 
 def empty(device: str, accumulator: str = "F32F16F16F32") -> dict[str, Any]:
     return {"format": FORMAT, "version": VERSION, "device": device, "accumulator": accumulator, "configs": []}
 
 
-def validate(data: Mapping[str, Any]) -> None:
+def validate(data: Any, origin: str = "manifest") -> None:
+    """Check the format, every entry's fields, and that each kernel and variant parse."""
+    if not isinstance(data, dict):
+        raise ManifestError(f"{origin}: a manifest is a JSON object")
     if data.get("format") != FORMAT:
-        raise ManifestError(f"not a kernel manifest (format {data.get('format')!r})")
+        raise ManifestError(
+            f"{origin}: not a kernel manifest, not a {FORMAT} file (format {data.get('format')!r})"
+        )
     if data.get("version") != VERSION:
-        raise ManifestError(f"manifest version {data.get('version')!r} is not supported (expected {VERSION})")
+        raise ManifestError(
+            f"{origin}: version {data.get('version')!r} is not supported (expected {VERSION})"
+        )
     for key in ("device", "accumulator"):
         if not isinstance(data.get(key), str):
-            raise ManifestError(f"manifest field {key!r} must be a string")
+            raise ManifestError(f"{origin}: field {key!r} must be a string")
     configs = data.get("configs")
     if not isinstance(configs, list):
-        raise ManifestError("manifest field 'configs' must be a list")
+        raise ManifestError(f"{origin}: field 'configs' must be a list")
     seen: set[tuple[int, int, int]] = set()
     for i, entry in enumerate(configs):
+        where = f"{origin}: configs[{i}]"
+        if not isinstance(entry, dict):
+            raise ManifestError(f"{where} is not an object")
+        for dim in ("m", "n", "k"):
+            value = entry.get(dim)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ManifestError(f"{where}: {dim} must be a positive integer, got {value!r}")
         missing = [f for f in ENTRY_FIELDS if f not in entry]
         if missing:
-            raise ManifestError(f"configs[{i}] lacks {', '.join(missing)}")
+            raise ManifestError(f"{where} lacks {', '.join(missing)}")
         shape = (entry["m"], entry["n"], entry["k"])
-        if not all(isinstance(x, int) and x > 0 for x in shape):
-            raise ManifestError(f"configs[{i}]: m, n, k must be positive integers")
         if shape in seen:
-            raise ManifestError(f"configs[{i}]: {shape} appears twice")
+            raise ManifestError(f"{where}: {shape} appears twice")
         seen.add(shape)
-        variant = entry["variant"]
-        if not isinstance(variant, dict) or sorted(variant) != sorted(VARIANT_FIELDS):
-            raise ManifestError(f"configs[{i}]: variant must have exactly {', '.join(VARIANT_FIELDS)}")
-        if not isinstance(entry["kernel"], dict) or "family" not in entry["kernel"]:
-            raise ManifestError(f"configs[{i}]: kernel must be a parameter object with a family")
+        if not isinstance(entry["variant"], dict) or sorted(entry["variant"]) != sorted(VARIANT_FIELDS):
+            raise ManifestError(f"{where}: variant must have exactly {', '.join(VARIANT_FIELDS)}")
         if not (isinstance(entry["time_us"], int | float) and entry["time_us"] > 0):
-            raise ManifestError(f"configs[{i}]: time_us must be a positive number")
+            raise ManifestError(f"{where}: time_us must be a positive number")
+        entry_kernel(entry, where)
+        entry_variant(entry, where)
 
 
-def load(path: Path) -> dict[str, Any]:
+def entry_kernel(entry: Mapping[str, Any], where: str = "manifest entry") -> Any:
+    """The kernel config object of an entry (any family), or ManifestError."""
+    kernel = entry.get("kernel")
+    if not isinstance(kernel, dict):
+        raise ManifestError(f"{where}: 'kernel' must be a parameter object with a family")
     try:
-        data = json.loads(Path(path).read_text())
-    except (OSError, ValueError) as exc:
-        raise ManifestError(f"cannot read manifest {path}: {exc}") from exc
-    validate(data)
+        return kernel_from_dict(kernel)
+    except (ConfigError, TypeError) as exc:
+        raise ManifestError(f"{where}: {exc}") from exc
+
+
+def entry_variant(entry: Mapping[str, Any], where: str = "manifest entry") -> Variant:
+    raw = entry.get("variant", {})
+    if not isinstance(raw, dict) or set(raw) - set(VARIANT_FIELDS):
+        raise ManifestError(f"{where}: 'variant' must hold only {', '.join(VARIANT_FIELDS)}")
+    try:
+        variant = Variant(**raw)
+    except TypeError as exc:
+        raise ManifestError(f"{where}: {exc}") from exc
+    ok = (
+        variant.raster in (0, 1, 2)
+        and variant.swizzle in (1, 2, 4, 8)
+        and variant.decomposition in (0, 1, 2, 3)
+        and isinstance(variant.splits, int)
+        and variant.splits >= 1
+    )
+    if not ok:
+        raise ManifestError(f"{where}: variant out of range: {raw}")
+    return variant
+
+
+def load(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read and validate a manifest file (ManifestError / IOFailure with one-line messages)."""
+    path = Path(path)
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_BYTES + 1)
+    except OSError as exc:
+        raise IOFailure(f"cannot read manifest {path}: {exc.strerror or exc}") from exc
+    if len(raw) > MAX_BYTES:
+        raise ManifestError(f"manifest {path} is larger than {MAX_BYTES >> 20} MiB")
+    try:
+        data = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ManifestError(f"manifest {path} is not JSON: {exc}") from exc
+    validate(data, str(path))
     return data
 
 

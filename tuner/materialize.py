@@ -30,15 +30,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from db.errors import BadInputError, ExplorerError, IOFailure
+from db.errors import BadInputError, ExplorerError
 from importer.kernelset import entry_point, normalize_accumulator
-from tuner.catalog import ConfigError, kernel_from_dict
+from tuner import manifest as mf
 from tuner.emit import render_tu
-from tuner.native import STATUS_NAMES, Variant
+from tuner.manifest import entry_kernel, entry_variant
+from tuner.native import STATUS_NAMES
 
-MANIFEST_FORMAT = "cuda-l2-explorer/kernel-manifest"
-MANIFEST_VERSION = 1
-MAX_MANIFEST_BYTES = 16 << 20
 RUNTIME_SHAPE_ALIGNMENT = 8  # N and K: 16-byte TMA alignment of fp16 rows
 
 # C++ shared by every file that wraps the C ABI: status names, kept in step with tuner/native.py.
@@ -116,82 +114,6 @@ void {function}(torch::Tensor a, torch::Tensor b, torch::Tensor {b_col_major_par
 """
 
 
-# ---------------------------------------------------------------------------- manifest
-
-
-def validate_manifest(manifest: Any, origin: str = "manifest") -> dict[str, Any]:
-    """Check a manifest's structure (format, version, every entry); return it unchanged."""
-    if not isinstance(manifest, dict):
-        raise BadInputError(f"{origin}: a manifest is a JSON object")
-    if manifest.get("format") != MANIFEST_FORMAT or manifest.get("version") != MANIFEST_VERSION:
-        raise BadInputError(
-            f"{origin}: not a {MANIFEST_FORMAT} version {MANIFEST_VERSION} file "
-            f"(format {manifest.get('format')!r}, version {manifest.get('version')!r})"
-        )
-    configs = manifest.get("configs")
-    if not isinstance(configs, list):
-        raise BadInputError(f"{origin}: 'configs' must be a list")
-    for i, entry in enumerate(configs):
-        where = f"{origin}: configs[{i}]"
-        if not isinstance(entry, dict):
-            raise BadInputError(f"{where} is not an object")
-        for dim in ("m", "n", "k"):
-            value = entry.get(dim)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise BadInputError(f"{where}: {dim} must be a positive integer, got {value!r}")
-        entry_kernel(entry, where)
-        entry_variant(entry, where)
-    return manifest
-
-
-def load_manifest(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Read and validate a manifest file (BadInputError / IOFailure with one-line messages)."""
-    path = Path(path)
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_MANIFEST_BYTES + 1)
-    except OSError as exc:
-        raise IOFailure(f"cannot read manifest {path}: {exc.strerror or exc}") from exc
-    if len(data) > MAX_MANIFEST_BYTES:
-        raise BadInputError(f"manifest {path} is larger than {MAX_MANIFEST_BYTES >> 20} MiB")
-    try:
-        manifest = json.loads(data)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise BadInputError(f"manifest {path} is not JSON: {exc}") from exc
-    return validate_manifest(manifest, str(path))
-
-
-def entry_kernel(entry: dict[str, Any], where: str = "manifest entry") -> Any:
-    """The kernel config object of an entry (any family), or BadInputError."""
-    kernel = entry.get("kernel")
-    if not isinstance(kernel, dict):
-        raise BadInputError(f"{where}: 'kernel' must be an object")
-    try:
-        return kernel_from_dict(kernel)
-    except (ConfigError, TypeError) as exc:
-        raise BadInputError(f"{where}: {exc}") from exc
-
-
-def entry_variant(entry: dict[str, Any], where: str = "manifest entry") -> Variant:
-    raw = entry.get("variant", {})
-    if not isinstance(raw, dict) or set(raw) - {"raster", "swizzle", "decomposition", "splits"}:
-        raise BadInputError(f"{where}: 'variant' must hold only raster, swizzle, decomposition, splits")
-    try:
-        variant = Variant(**raw)
-    except TypeError as exc:
-        raise BadInputError(f"{where}: {exc}") from exc
-    ok = (
-        variant.raster in (0, 1, 2)
-        and variant.swizzle in (1, 2, 4, 8)
-        and variant.decomposition in (0, 1, 2, 3)
-        and isinstance(variant.splits, int)
-        and variant.splits >= 1
-    )
-    if not ok:
-        raise BadInputError(f"{where}: variant out of range: {raw}")
-    return variant
-
-
 # ---------------------------------------------------------------------------- rendering
 
 
@@ -231,7 +153,7 @@ def set_dir_name(manifest: dict[str, Any]) -> str:
 
 def write_set(manifest: dict[str, Any], out_dir: str | os.PathLike[str]) -> list[Path]:
     """Materialise every entry to ``<out_dir>/<M>_<N>_<K>.cu`` (each file replaced atomically)."""
-    validate_manifest(manifest)
+    mf.validate(manifest)
     device = str(manifest.get("device", "h100"))
     accumulator = str(manifest.get("accumulator", "F32F16F16F32"))
     out = Path(out_dir)
@@ -259,7 +181,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("out_dir", type=Path)
     args = ap.parse_args(argv)
     try:
-        files = write_set(load_manifest(args.manifest), args.out_dir)
+        files = write_set(mf.load(args.manifest), args.out_dir)
     except ExplorerError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code

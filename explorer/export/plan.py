@@ -25,14 +25,9 @@ from db.shapes import Shape
 from db.store import Store
 from db.views import BASELINES
 from importer.kernelset import entry_point, padded_shape
-from tuner.materialize import (
-    RUNTIME_SHAPE_ALIGNMENT,
-    entry_kernel,
-    entry_variant,
-    load_manifest,
-    render_config_source,
-    set_dir_name,
-)
+from tuner.manifest import entry_kernel, entry_variant
+from tuner.manifest import load as load_manifest
+from tuner.materialize import RUNTIME_SHAPE_ALIGNMENT, render_config_source, set_dir_name
 from tuner.native import Variant
 
 LIBRARY_SET_NAME = "ours"  # our kernel library's set name, as `tune` and `bench` record it in the store
