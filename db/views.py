@@ -49,6 +49,8 @@ REPORT_ORDER: tuple[str, ...] = (
     "cuBLASLt-auto-tuning-tn",
 )
 
+# The spread of the fastest baseline: ties on the median are broken by name, so the same store
+# always gives the same win/loss/same outcome (an unordered pick flipped one config in a thousand).
 _BASELINE_LIST = ", ".join(f"'{b}'" for b in BASELINES)
 
 _OUTCOME_PUBLISHED = "CASE WHEN speedup > 1 THEN 'win' WHEN speedup < 1 THEN 'loss' ELSE 'same' END"
@@ -73,14 +75,16 @@ DERIVED_VIEWS: list[str] = [
         UNION ALL
         SELECT set_id, gpu, mode, run_id, m, n, k,
                regexp_replace(implementation, '-(nn|tn)$', '-max') AS baseline,
-               min(median), arg_min(p10, median), arg_min(p90, median)
+               min(median), arg_min(p10, {{'median': median, 'impl': implementation}}),
+               arg_min(p90, {{'median': median, 'impl': implementation}})
         FROM measured_times
         WHERE implementation IN ({_BASELINE_LIST}) AND NOT padded
           AND regexp_matches(implementation, '-(nn|tn)$')
         GROUP BY ALL
         UNION ALL
         SELECT set_id, gpu, mode, run_id, m, n, k, '{BEST}',
-               min(median), arg_min(p10, median), arg_min(p90, median)
+               min(median), arg_min(p10, {{'median': median, 'impl': implementation}}),
+               arg_min(p90, {{'median': median, 'impl': implementation}})
         FROM measured_times WHERE implementation IN ({_BASELINE_LIST}) AND NOT padded
         GROUP BY set_id, gpu, mode, run_id, m, n, k""",
     """CREATE OR REPLACE TEMP VIEW measured_long AS
