@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 from test_app import _ready
+from textual.widgets import Input
 
 from explorer.app.app import ExplorerApp
 
@@ -27,6 +28,9 @@ def snap_app(app_db):
 def test_screens(snap_compare, snap_app, keys):
     async def before(pilot):
         await _ready(pilot)
+        # A blinking cursor makes the picture depend on timing: keep every cursor steady.
+        for text_input in snap_app.query(Input):
+            text_input.cursor_blink = False
         snap_app.query_one("#selection").value = 0
         await _ready(pilot)
         await pilot.press(*keys)
