@@ -525,8 +525,6 @@ def run_job(torch, job: dict, state: dict, progress: Callable[[str], None]) -> d
     findings: list[tuple[str, str]] = []
     if "kernel" in impls.fns:
         findings += [tuple(f) for f in correctness["kernel"]["findings"]]
-        progress("auditing the launcher")
-        findings += audit(torch, impls, "kernel")
     tuning = {}
     for layout in ("nn", "tn"):
         if f"cuBLASLt-auto-tuning-{layout}" in job["baselines"]:
@@ -543,6 +541,10 @@ def run_job(torch, job: dict, state: dict, progress: Callable[[str], None]) -> d
         settings,
         on_round=lambda i, total: progress(f"measuring ({settings.mode}) {i}/{total}"),
     )
+    if "kernel" in impls.fns:
+        # After the timing: the audit runs the profiler, which must not be live while we measure.
+        progress("auditing the launcher")
+        findings += audit(torch, impls, "kernel")
     flops = 2.0 * m * n * k
     rows = []
     for name in names:
@@ -648,6 +650,10 @@ def _library_kernel(torch, job: dict, state: dict):
 def main() -> int:
     channel = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # stray prints (a kernel's printf) go to stderr, not into the protocol
+    # Kineto leaves CUPTI's callbacks installed after a profiler session unless told to tear it
+    # down (pytorch/pytorch#144455); they slow every later launch, so the audit of one config
+    # would inflate the launch-bound timings of the next. Set before torch is imported.
+    os.environ.setdefault("TEARDOWN_CUPTI", "1")
     try:
         import torch
 

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # One device call of the kernel search (issue 4), from the repository root on the GPU machine:
-#   bash benchmarks/tuner/search_device_run.sh [tests] [smoke] [grid SECONDS] [bench SECONDS]
+#   bash benchmarks/tuner/search_device_run.sh [tests] [tiny] [probe] [smoke] [grid SECONDS]
+#        [bench SECONDS] [server SECONDS]
 # tests: the tuner's GPU tests; smoke: `tune` on three shapes end to end (search, manifest, the
 # baseline comparison); grid: `tune --grid` into the store, stopped with SIGINT after SECONDS
 # (resumed from .grid/tune.tar when present; the manifest is written when the grid completes);
 # bench: our set (kernels/<gpu>_F32F16F16F32) against the seven baselines over the grid, offline,
-# resumed likewise from .grid/bench.tar.
+# resumed likewise from .grid/bench.tar; server: the same in server mode on a fixed sample of
+# $SERVER_SAMPLE configs (all 1000 when 0), resumed from .grid/server.tar. tiny: the tiny family's
+# GPU test alone. probe: our set on launch-bound configs, offline, with CUPTI torn down after each
+# launcher audit and without (TEARDOWN_CUPTI=1/0), both stores packed into $OUT.
 # Carried: .whl (duckdb, pytest), .tuner-build/lib, .native-build, .grid (when resuming).
 set -uo pipefail
 OUT=${OUT:-/tmp/search-out}
@@ -34,6 +38,20 @@ while [ $# -gt 0 ]; do
       tests/gpu/test_tuner_search.py \
       2>&1 | tee "$OUT/gpu_tests.txt" | tail -8 | tee -a "$OUT/device.txt"
     ;;
+  tiny)
+    timeout 150 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_tuner_tiny.py \
+      2>&1 | tee "$OUT/gpu_tests_tiny.txt" | tail -4 | tee -a "$OUT/device.txt"
+    ;;
+  probe)
+    for teardown in 0 1; do
+      start=$(date +%s)
+      TEARDOWN_CUPTI=$teardown python3 -m explorer --db /tmp/probe$teardown.duckdb --no-bundled bench \
+        --set "$SET" --mnk 64_64_64,512_64_128,128_128_128,128_64_512,256_256_256,64_128_64,1024_64_64,64_64_1024 \
+        --mode offline --json >"$OUT/probe$teardown.json" 2>"$OUT/probe$teardown.log"
+      echo "probe TEARDOWN_CUPTI=$teardown: exit $? after $(( $(date +%s) - start )) s" | tee -a "$OUT/device.txt"
+      python3 benchmarks/store_pack.py pack /tmp/probe$teardown.duckdb "$OUT/probe$teardown.tar"
+    done
+    ;;
   smoke)
     start=$(date +%s)
     python3 -m explorer --db /tmp/smoke.duckdb --no-bundled tune --mnk 64_64_64,1_4096_4096,777_1000_1032 \
@@ -60,7 +78,7 @@ while [ $# -gt 0 ]; do
     OUT="$OUT/export" timeout "$2" bash benchmarks/export/run_device.sh 2>&1 | tail -25
     shift
     ;;
-  grid|bench)
+  grid|bench|server)
     what=$1; secs=$2; shift
     DB=/tmp/$what.duckdb; RESUME=""
     if [ -f ".grid/$what.tar" ]; then python3 benchmarks/store_pack.py unpack ".grid/$what.tar" $DB; RESUME="--resume"; fi
@@ -68,9 +86,13 @@ while [ $# -gt 0 ]; do
     if [ "$what" = grid ]; then
       timeout -s INT -k 30 "$secs" python3 -m explorer --db $DB --no-bundled tune --grid --no-measure \
         --manifest "$SET/manifest.json" $RESUME --progress jsonl --json >"$OUT/grid.json" 2>"$OUT/grid.log"
-    else
+    elif [ "$what" = bench ]; then
       timeout -s INT -k 30 "$secs" python3 -m explorer --db $DB --no-bundled bench --set "$SET" --grid \
         --mode offline $RESUME --progress jsonl --json >"$OUT/bench.json" 2>"$OUT/bench.log"
+    else
+      SAMPLE=""; [ "${SERVER_SAMPLE:-0}" != 0 ] && SAMPLE="--sample $SERVER_SAMPLE"
+      timeout -s INT -k 30 "$secs" python3 -m explorer --db $DB --no-bundled bench --set "$SET" --grid $SAMPLE \
+        --mode server $RESUME --progress jsonl --json >"$OUT/server.json" 2>"$OUT/server.log"
     fi
     echo "$what: exit $? after $(( $(date +%s) - start )) s $RESUME" | tee -a "$OUT/device.txt"
     tail -2 "$OUT/$what.log"
