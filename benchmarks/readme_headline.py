@@ -41,7 +41,8 @@ def headline(store: Store) -> str:
     out = []
     for set_id in sets.to_list():
         runs = store.query(
-            "SELECT gpu_name, mode, started_at::DATE AS date, command_line FROM all_runs "
+            "SELECT gpu_name, mode, started_at::DATE AS date, "
+            "json_extract_string(params, '$.harness_version') AS harness, command_line FROM all_runs "
             "WHERE kind = 'bench' AND set_id = ? ORDER BY started_at",
             [set_id],
         )
@@ -70,8 +71,8 @@ def headline(store: Store) -> str:
             "(device time, cold L2; speedup = baseline time / ours):"
         )
         out.append("")
-        for gpu_name, mode, day, command in runs.iter_rows():
-            out.append(f"- {gpu_name}, {mode}, {day}: `{command}`")
+        for gpu_name, mode, day, harness, command in runs.iter_rows():
+            out.append(f"- {gpu_name}, {mode}, {day}, harness {harness or '?'}: `{command}`")
         out += ["", table(per_baseline), "", "Against the best of the seven baselines, per regime:", ""]
         out += [table(per_regime), ""]
         for (gpu, mode), _ in per_regime.group_by(["gpu", "mode"], maintain_order=True):

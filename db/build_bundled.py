@@ -21,6 +21,23 @@ from db.store import Store
 from importer.fetch import FetchOptions
 from importer.published import UPSTREAM_BASE, import_published, load_published
 
+# A measured store describes its GPU in full (SM count, L2): it wins over the label-only row a
+# published import made. Several stores may measure one set (offline in one, server in another):
+# the set and its kernels are kept from the first store, once checked to be the same kernels.
+_MERGE_VERB = {"gpus": "INSERT OR REPLACE", "kernel_sets": "INSERT OR IGNORE", "kernels": "INSERT OR IGNORE"}
+
+
+def _refuse_different_kernels(store: Store) -> None:
+    clash = store.con.execute(
+        "SELECT s.kernel_id FROM src.kernels s JOIN main.kernels k USING (kernel_id) "
+        "WHERE s.source_sha256 IS DISTINCT FROM k.source_sha256 "
+        "OR s.params::TEXT IS DISTINCT FROM k.params::TEXT "
+        "LIMIT 3"
+    ).fetchall()
+    if clash:
+        names = ", ".join(row[0] for row in clash)
+        raise SystemExit(f"two stores hold different kernels under one id ({names}): measure one set per id")
+
 
 def build(published: list[Path], stores: list[Path], out_dir: Path, description: str) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
@@ -37,10 +54,9 @@ def build(published: list[Path], stores: list[Path], out_dir: Path, description:
             for source in stores:
                 store.con.execute(f"ATTACH '{source}' AS src (READ_ONLY)")
                 with store.transaction():
+                    _refuse_different_kernels(store)
                     for table in DATA_TABLES:
-                        # A measured store describes its GPU in full (SM count, L2): it wins over
-                        # the label-only row a published import made for the same GPU.
-                        verb = "INSERT OR REPLACE" if table == "gpus" else "INSERT"
+                        verb = _MERGE_VERB.get(table, "INSERT")
                         store.con.execute(f"{verb} INTO main.{table} BY NAME SELECT * FROM src.{table}")
                 store.con.execute("DETACH src")
         staging_dir = Path(tmp) / "out"

@@ -92,3 +92,33 @@ def test_wheel_carries_the_bundled_dataset_and_no_kernels_package(tmp_path):
     assert "db/bundled/published_speedups.parquet" in names
     assert "importer/csrc/hgemm_baselines.cu" in names
     assert not any(n.startswith(("kernels/", "cutlass/", "tests/")) for n in names)
+
+
+def _measured_store(path: Path, run_id: str, mode: str, kernel_sha: str) -> Path:
+    from test_store import _insert_bench_run
+
+    with Store.open(path, with_bundled=False) as store, store.transaction():
+        _insert_bench_run(store, run_id, 256, 512, 1024)
+        store.con.execute("UPDATE runs SET mode = ? WHERE run_id = ?", [mode, run_id])
+        store.con.execute(
+            "INSERT INTO kernels (kernel_id, set_id, m, n, k, source_sha256) "
+            "VALUES ('ours/h100_F32F16F16F32/256_512_1024', 'ours/h100_F32F16F16F32', 256, 512, 1024, ?)",
+            [kernel_sha],
+        )
+    return path
+
+
+def test_one_set_measured_in_two_stores_merges_once(tmp_path):
+    offline = _measured_store(tmp_path / "offline.duckdb", "r-off", "offline", "aa")
+    server = _measured_store(tmp_path / "server.duckdb", "r-srv", "server", "aa")
+    data = build([], [offline, server], tmp_path / "bundle", "two modes")
+    assert data["rows"]["kernel_sets"] == 1 and data["rows"]["kernels"] == 1
+    assert data["rows"]["runs"] == 2 and data["rows"]["measurements"] == 8
+
+
+def test_two_stores_with_different_kernels_under_one_id_are_refused(tmp_path):
+    offline = _measured_store(tmp_path / "offline.duckdb", "r-off", "offline", "aa")
+    server = _measured_store(tmp_path / "server.duckdb", "r-srv", "server", "bb")
+    with pytest.raises(SystemExit, match="different kernels"):
+        build([], [offline, server], tmp_path / "bundle", "two modes")
+    assert not (tmp_path / "bundle").exists()
