@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import argparse
 import random
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from db.errors import NotFoundError, UsageError
 from db.shapes import Shape, grid_shapes, parse_mnk
 from db.store import Store
 from explorer.output import emit, message
 from explorer.progress import ProgressBar
+
+T = TypeVar("T")
 
 
 def _shapes(args: argparse.Namespace, set_shapes: list[Shape]) -> list[Shape]:
@@ -120,17 +124,13 @@ def _run(args: argparse.Namespace, plan, resume, store_path: Path | None, *, sum
     Returns the run's id."""
     from importer import bench
 
-    bar = _bar(args, f"bench {plan.settings.mode}")
-    try:
-        run_id, summary = bench.run_plan(
-            bench.store_opener(store_path),
-            plan,
-            bench.command_line_of(args.argv),
-            resume,
-            progress=lambda p: bar.steps(p.done, p.total, p.current, p.eta_s, p.failed),
-        )
-    finally:
-        bar.close()
+    run_id, summary = with_run_bar(
+        args,
+        f"bench {plan.settings.mode}",
+        lambda progress: bench.run_plan(
+            bench.store_opener(store_path), plan, bench.command_line_of(args.argv), resume, progress=progress
+        ),
+    )
     _say(
         args,
         f"run {run_id}: {summary['measured_now']} configs measured now "
@@ -240,6 +240,15 @@ def _build(args, store_path: Path | None, scan, set_id: str, shapes: list[Shape]
     failed = sum(1 for r in results.values() if not r.ok)
     _say(args, f"built {len(files) - failed} of {len(files)} kernels ({failed} failed to compile)")
     return entries
+
+
+def with_run_bar(args: argparse.Namespace, label: str, run: Callable[[Callable], T]) -> T:
+    """``run(progress)`` with a progress bar fed by the runner's per-config progress reports."""
+    bar = _bar(args, label)
+    try:
+        return run(lambda p: bar.steps(p.done, p.total, p.current, p.eta_s, p.failed))
+    finally:
+        bar.close()
 
 
 def _bar(args: argparse.Namespace, label: str) -> ProgressBar:

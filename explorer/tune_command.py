@@ -16,7 +16,7 @@ from pathlib import Path
 from db.errors import NotFoundError, UsageError
 from db.shapes import Shape, parse_shape
 from db.store import Store, default_store_path
-from explorer.bench_command import _bar, _run, _say, _shapes
+from explorer.bench_command import _run, _say, _shapes, with_run_bar
 from explorer.output import emit
 
 ACCUMULATOR = "F32F16F16F32"
@@ -63,17 +63,13 @@ def run_tune_command(args: argparse.Namespace) -> int:
                 store, None if args.resume == "latest" else args.resume, None, "offline", kind="tune"
             )
         plan.shapes = [Shape(*map(int, s.split("_"))) for s in resume[1]["shapes"]]
-    bar = _bar(args, "tune")
-    try:
-        run_id, summary = run_search(
-            store_path,
-            plan,
-            bench.command_line_of(args.argv),
-            resume,
-            progress=lambda p: bar.steps(p.done, p.total, p.current, p.eta_s, p.failed),
-        )
-    finally:
-        bar.close()
+    run_id, summary = with_run_bar(
+        args,
+        "tune",
+        lambda progress: run_search(
+            store_path, plan, bench.command_line_of(args.argv), resume, progress=progress
+        ),
+    )
     with Store.open(store_path, with_bundled=False, views=False) as store:
         entries = manifest_entries(store, [run_id])
     gpu = summary["gpu"]
