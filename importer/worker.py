@@ -53,11 +53,6 @@ class KernelCrashed(RuntimeError):
     """The CUDA context is unusable; the worker must exit after reporting."""
 
 
-def result_message(m: int, n: int, k: int, rows: list[dict], audit: list, info: dict) -> dict:
-    """The answer to one job: measurement rows, audit findings and facts about the run."""
-    return {"op": "result", "m": m, "n": n, "k": k, "rows": rows, "audit": audit, "info": info}
-
-
 def _send(channel, message: dict) -> None:
     channel.write(json.dumps(message) + "\n")
     channel.flush()
@@ -625,13 +620,20 @@ def run_job(torch, job: dict, state: dict, progress: Callable[[str], None]) -> d
             }
         )
     torch.cuda.synchronize()
-    facts = {
-        "rotation_sets": count,
-        "bytes_per_set": per_set,
-        "autotune": tuning,
-        "seconds": time.perf_counter() - started,
+    return {
+        "op": "result",
+        "m": m,
+        "n": n,
+        "k": k,
+        "rows": rows,
+        "audit": findings,
+        "info": {
+            "rotation_sets": count,
+            "bytes_per_set": per_set,
+            "autotune": tuning,
+            "seconds": time.perf_counter() - started,
+        },
     }
-    return result_message(m, n, k, rows, findings, facts)
 
 
 def _library_kernel(torch, job: dict, state: dict):

@@ -63,14 +63,7 @@ def load_library(state: dict, path: str) -> TunerLibrary:
 
 def run_search_job(torch, job: dict, state: dict, progress: Callable[[str], None]) -> dict:
     from importer import native
-    from importer.worker import (
-        Implementations,
-        Inputs,
-        TorchBackend,
-        bytes_per_set,
-        check_correctness,
-        result_message,
-    )
+    from importer.worker import Implementations, Inputs, TorchBackend, bytes_per_set, check_correctness
 
     m, n, k = job["m"], job["n"], job["k"]
     started = time.perf_counter()
@@ -165,14 +158,21 @@ def run_search_job(torch, job: dict, state: dict, progress: Callable[[str], None
             }
     best = min(finalists, key=lambda c: summarize(second[c].device).median) if finalists else None
     torch.cuda.synchronize()
-    facts = {
-        "kind": "search",
-        "best": best,
-        "references": references,
-        "rotation_sets": count,
-        "candidates": len(wanted),
-        "measured": len(ok),
-        "library": lib.path.name,
-        "seconds": time.perf_counter() - started,
+    return {
+        "op": "result",
+        "m": m,
+        "n": n,
+        "k": k,
+        "rows": rows,
+        "audit": [],
+        "info": {
+            "kind": "search",
+            "best": best,
+            "references": references,
+            "rotation_sets": count,
+            "candidates": len(wanted),
+            "measured": len(ok),
+            "library": lib.path.name,
+            "seconds": time.perf_counter() - started,
+        },
     }
-    return result_message(m, n, k, rows, [], facts)
