@@ -132,6 +132,47 @@ def stats(store: Store, filters: Filters, baselines: tuple[str, ...] | None = No
     )
 
 
+RUN_KINDS = ("published", "bench", "tune")
+
+
+def runs(store: Store, filters: Filters, kind: str | None = None) -> pl.DataFrame:
+    """Every run with its provenance (SPEC §7), newest first: where each number came from.
+    ``configs`` counts the configs the run finished (a published import: the file's rows)."""
+    if kind is not None and kind not in RUN_KINDS:
+        raise UsageError(f"kind must be one of {', '.join(RUN_KINDS)} (got {kind!r})")
+    where, params = filters.where("r")
+    if kind is not None:
+        where += " AND r.kind = ?"
+        params.append(kind)
+    return store.query(
+        f"""
+        WITH done AS (
+            SELECT run_id, count(*) AS configs FROM all_run_configs GROUP BY run_id
+            UNION ALL
+            SELECT r.run_id, count(DISTINCT (p.m, p.n, p.k)) FROM all_runs r
+            JOIN all_published_speedups p ON p.set_id = r.set_id AND p.mode = r.mode
+            WHERE r.kind = 'published' GROUP BY r.run_id
+        )
+        SELECT r.run_id, r.kind, r.set_id, r.gpu, r.mode, r.status,
+               strftime(r.started_at, '%Y-%m-%d %H:%M') AS started,
+               strftime(r.finished_at, '%Y-%m-%d %H:%M') AS finished,
+               coalesce(d.configs, 0) AS configs,
+               json_extract_string(r.params, '$.harness_version') AS harness,
+               json_extract_string(r.params, '$.protocol.samples')::INTEGER AS samples,
+               CASE WHEN r.mode = 'server'
+                    THEN json_extract_string(r.params, '$.protocol.target_qps')::DOUBLE END AS target_qps,
+               json_extract_string(r.params, '$.l2') AS l2,
+               r.gpu_name, r.sm_count, r.l2_bytes, r.clock_start_mhz, r.clock_end_mhz,
+               r.driver, r.cuda, r.cublas, r.torch, r.cutlass, r.tool_version,
+               r.command_line AS command, r.source, r.bundled
+        FROM all_runs r LEFT JOIN done d USING (run_id)
+        WHERE {where}
+        ORDER BY r.started_at DESC, r.run_id
+        """,
+        params,
+    )
+
+
 def config_candidates(store: Store, filters: Filters) -> pl.DataFrame:
     """One row per (set, GPU, mode, source, config) with what lookup ranks on.
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -15,6 +16,7 @@ from explorer.output import emit, message
 from explorer.progress import ProgressBar
 
 T = TypeVar("T")
+CUTLASS_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"](cutlass|cute)/', re.MULTILINE)
 
 
 def _shapes(args: argparse.Namespace, set_shapes: list[Shape]) -> list[Shape]:
@@ -114,9 +116,19 @@ def run_bench_command(args: argparse.Namespace) -> int:
         gpus=gpus,
         timeout_s=args.timeout,
         l2="warm" if args.warm_l2 else "cold",
+        cutlass=_cutlass_of(scan) if kernels else None,
     )
     _run(args, plan, resume, store_path)
     return 0
+
+
+def _cutlass_of(scan) -> str | None:
+    """The CUTLASS version the set's kernels were built against, if any of them uses CUTLASS."""
+    from importer.kernel_build import find_cutlass
+
+    uses = any(CUTLASS_INCLUDE.search(f.path.read_text(errors="replace")) for f in scan.files)
+    found = find_cutlass() if uses else None
+    return found.version if found else None
 
 
 def _run(args: argparse.Namespace, plan, resume, store_path: Path | None, *, summary_out: bool = True) -> str:
@@ -149,6 +161,7 @@ def _run_manifest_set(args, settings, baselines, store_path: Path | None, set_di
     from explorer.tune_command import _library, library_entries, record_set
     from importer import bench
     from tuner import manifest as mf
+    from tuner.native import library_cutlass_version
 
     manifest = mf.load(set_dir / "manifest.json")
     set_shapes = sorted(Shape(e["m"], e["n"], e["k"]) for e in manifest["configs"])
@@ -172,6 +185,7 @@ def _run_manifest_set(args, settings, baselines, store_path: Path | None, set_di
         gpus=gpus,
         timeout_s=args.timeout,
         l2="warm" if args.warm_l2 else "cold",
+        cutlass=library_cutlass_version(library),
     )
     run_id = _run(args, plan, resume, store_path)
     # The manifest records the harness's figures for the configs this run measured.

@@ -177,6 +177,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_format(p)
 
+    p = command("runs", "list the runs behind the data with their provenance (GPU, versions, command)")
+    _add_filters(p)
+    p.add_argument("--kind", choices=("published", "bench", "tune"), help="only runs of this kind")
+    _add_format(p)
+
     p = command("stats", "aggregate speedups per set, mode and baseline (geomean first)")
     _add_filters(p)
     p.add_argument("--baseline", action="append", metavar="NAME", help="only this baseline (repeatable)")
@@ -405,6 +410,25 @@ def cmd_stats(args: argparse.Namespace) -> int:
     return 0
 
 
+# The text table keeps to what fits a terminal; --json / --csv carry every provenance column.
+RUN_COLUMNS_TEXT = (
+    "run_id", "kind", "set_id", "gpu", "mode", "status", "started", "configs", "harness", "gpu_name",
+    "driver", "torch", "cublas", "cutlass",
+)  # fmt: skip
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    from db.queries import resolve_filters, runs
+    from explorer.output import emit
+
+    with _open_store(args, write=False) as store:
+        frame = runs(store, resolve_filters(store, args.gpu, args.set_, args.mode), args.kind)
+    if args.fmt == "text":
+        frame = frame.select(RUN_COLUMNS_TEXT).with_columns(frame["run_id"].str.slice(0, 8))
+    emit(frame, args.fmt)
+    return 0
+
+
 def cmd_lookup(args: argparse.Namespace) -> int:
     from db.lookup import lookup
     from db.queries import resolve_filters
@@ -518,6 +542,7 @@ COMMANDS = {
     "import-results": cmd_import_results,
     "bench": cmd_bench,
     "stats": cmd_stats,
+    "runs": cmd_runs,
     "lookup": cmd_lookup,
     "export": cmd_export,
     "overview": cmd_overview,

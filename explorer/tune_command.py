@@ -151,6 +151,7 @@ def measure_set(
     from db.views import BASELINES
     from importer import bench
     from importer.protocol import ProtocolSettings
+    from tuner.native import library_cutlass_version
 
     shapes = sorted(Shape(e["m"], e["n"], e["k"]) for e in entries)
     plan = bench.BenchPlan(
@@ -161,5 +162,6 @@ def measure_set(
         kernels=library_entries({"configs": entries}, library),
         gpus=list(gpus),
         timeout_s=args.timeout,
+        cutlass=library_cutlass_version(library),
     )
     return _run(args, plan, None, store_path, summary_out=False)

@@ -64,6 +64,7 @@ class BenchPlan:
     # job fields (library path, limits) are in `search`.
     kind: str = "bench"
     search: dict = field(default_factory=dict)
+    cutlass: str | None = None  # the CUTLASS version the kernels were built with (provenance)
 
 
 @dataclass
@@ -231,8 +232,8 @@ def create_run(store: Store, plan: BenchPlan, info: dict, command_line: str) -> 
         )
         store.con.execute(
             "INSERT INTO main.runs (run_id, kind, set_id, gpu, mode, status, tool_version, command_line, "
-            "gpu_name, sm_count, l2_bytes, clock_start_mhz, driver, cuda, cublas, torch, params) "
-            "VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "gpu_name, sm_count, l2_bytes, clock_start_mhz, driver, cuda, cublas, torch, cutlass, params) "
+            "VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 run_id,
                 plan.kind,
@@ -249,6 +250,7 @@ def create_run(store: Store, plan: BenchPlan, info: dict, command_line: str) -> 
                 info.get("cuda"),
                 info.get("cublas"),
                 info.get("torch"),
+                plan.cutlass,
                 json.dumps(params),
             ],
         )

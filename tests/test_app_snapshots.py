@@ -10,6 +10,7 @@ import pytest
 from test_app import _ready
 from textual.widgets import Input
 
+from db.store import Store
 from explorer.app.app import ExplorerApp
 
 SIZE = (140, 42)
@@ -17,6 +18,17 @@ SIZE = (140, 42)
 
 @pytest.fixture
 def snap_app(app_db):
+    # The overview shows the runs' provenance: pin what differs between two test runs.
+    with Store.open(app_db, with_bundled=False) as store, store.transaction():
+        for table in ("published_speedups", "runs"):
+            store.con.execute(
+                f"UPDATE {table} SET run_id = 'published-' || mode "
+                "WHERE run_id IN (SELECT run_id FROM runs WHERE kind = 'published')"
+            )
+        store.con.execute(
+            "UPDATE runs SET started_at = TIMESTAMP '2026-11-22 12:00', finished_at = NULL, "
+            "source = regexp_extract(source, '[^/]+$'), command_line = 'cuda-l2-explorer import-results'"
+        )
     return ExplorerApp(app_db, with_bundled=False)
 
 

@@ -108,6 +108,7 @@ def test_search_logs_every_candidate_resumes_and_keeps_the_fastest(db_path, monk
     monkeypatch.setenv("CUDA_L2_EXPLORER_WORKER", str(FAKE))
     library = tmp_path / "libfake.so"
     library.write_bytes(b"")
+    library.with_suffix(".json").write_text('{"cutlass": "4.2.0"}')  # the build's record
     shapes = [Shape(64, 64, 64), Shape(13, 64, 64), Shape(256, 128, 64)]
     run_id, summary = run_search(db_path, search_plan(shapes, library, timeout_s=10), "test")
     assert summary["crashed"] == 1 and summary["done"] == 2
@@ -115,8 +116,10 @@ def test_search_logs_every_candidate_resumes_and_keeps_the_fastest(db_path, monk
         log = store.query(f"SELECT * FROM search_log WHERE run_id = '{run_id}' ORDER BY m, candidate, stage")
         assert len(log) == 2 * (3 + 2 + 1)  # per shape: 3 stage-1, 2 finalists, 1 reference
         assert log.filter(log["chosen"])["candidate"].to_list() == ["fake_1|default"] * 2
-        kind = store.scalar("SELECT kind FROM runs WHERE run_id = ?", [run_id])
-        assert kind == "tune"
+        kind, cutlass = store.con.execute(
+            "SELECT kind, cutlass FROM runs WHERE run_id = ?", [run_id]
+        ).fetchone()
+        assert kind == "tune" and cutlass == "4.2.0"
         entries = manifest_entries(store, [run_id])
     assert sorted((e["m"], e["kernel_name"]) for e in entries) == [(64, "fake_1"), (256, "fake_1")]
     e = next(e for e in entries if e["m"] == 64)

@@ -64,6 +64,15 @@ def default_library() -> Path | None:
     return lib if lib.exists() else None
 
 
+def library_cutlass_version(path: str | os.PathLike) -> str | None:
+    """The CUTLASS version a built library was compiled against, from the build's record beside it
+    (readable without loading the library, so without a GPU)."""
+    try:
+        return json.loads(Path(path).with_suffix(".json").read_text()).get("cutlass")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
 class Kernel:
     """One compiled instantiation: ``kernel(a, b, c, M, N, K, variant, workspace, ws_bytes, stream)``."""
 

@@ -19,6 +19,7 @@ from db.shapes import Shape
 from db.store import Store
 from importer.bench import HARNESS_VERSION, BenchPlan, Outcome, ProgressCallback, run_plan, store_opener
 from importer.protocol import ProtocolSettings
+from tuner.native import library_cutlass_version
 
 SEARCH_COLUMNS = (
     "run_id", "m", "n", "k", "candidate", "stage", "kernel", "family", "params", "variant", "status",
@@ -44,6 +45,7 @@ def search_plan(
         gpus=list(gpus),
         timeout_s=timeout_s,
         kind="tune",
+        cutlass=library_cutlass_version(library),
         search={
             "library": str(Path(library).resolve()),
             "limit": limit,

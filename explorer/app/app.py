@@ -174,14 +174,15 @@ class ExplorerApp(App[None]):
     def load_table(self, selection: Selection) -> None:
         try:
             table = self.source.config_table(selection)
+            runs = self.source.runs(selection)
         except Exception as exc:
             self.call_from_thread(self.notify, describe_error(exc), title="load", severity="error")
             return
-        self.call_from_thread(self._table_loaded, selection, table)
+        self.call_from_thread(self._table_loaded, selection, table, runs)
 
-    def _table_loaded(self, selection: Selection, table: pl.DataFrame) -> None:
+    def _table_loaded(self, selection: Selection, table: pl.DataFrame, runs: pl.DataFrame) -> None:
         self.table = table
-        self.query_one(OverviewPane).show(self.stats, selection, table)
+        self.query_one(OverviewPane).show(self.stats, selection, table, runs)
         self.query_one(ConfigsPane).show(table)
         self.query_one(HeatmapPane).show(table)
         self.query_one(PlotsPane).show(table, f"{selection.label}: speedup over the best baseline")

@@ -61,6 +61,12 @@ class DataSource:
         with self._store() as store:
             return queries.config_table(store, sel.set_id, sel.gpu, sel.mode)
 
+    def runs(self, sel: Selection) -> pl.DataFrame:
+        """The runs behind a selection: its published import, or the benchmark runs that measured it."""
+        filters = queries.Filters(gpu=sel.gpu, set_ids=(sel.set_id,), mode=sel.mode)
+        with self._store() as store:
+            return queries.runs(store, filters, "published" if sel.source == "published" else "bench")
+
     def samples(self, sel: Selection, shape: Shape) -> pl.DataFrame:
         with self._store() as store:
             return queries.samples(store, sel.set_id, sel.gpu, sel.mode, *shape.astuple())
