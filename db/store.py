@@ -39,7 +39,18 @@ def tool_version() -> str:
 
     try:
         return version("cuda-l2-explorer")
-    except PackageNotFoundError:  # running from a source tree that was not installed
+    except PackageNotFoundError:  # a source tree that was not installed (the GPU machine's copy)
+        return _source_tree_version()
+
+
+def _source_tree_version() -> str:
+    """The version in the checkout's pyproject.toml, marked ``+src``; ``0+unknown`` without one."""
+    import tomllib
+
+    try:
+        with open(Path(__file__).resolve().parents[1] / "pyproject.toml", "rb") as f:
+            return f"{tomllib.load(f)['project']['version']}+src"
+    except (OSError, KeyError, tomllib.TOMLDecodeError):
         return "0+unknown"
 
 

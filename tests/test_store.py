@@ -1,6 +1,7 @@
 """Store round trips on real DuckDB files, migrations, and every way a store can be unusable."""
 
 import os
+from pathlib import Path
 
 import duckdb
 import pytest
@@ -153,3 +154,18 @@ def test_locked_store_is_reported(db_path):
         pytest.raises(StoreError, match="in use by another process"),
     ):
         Store.open(db_path)
+
+
+def test_tool_version_of_an_uninstalled_source_tree(monkeypatch):
+    import importlib.metadata
+    import tomllib
+
+    from db.store import tool_version
+
+    def not_installed(name):
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", not_installed)
+    with open(Path(__file__).resolve().parents[1] / "pyproject.toml", "rb") as f:
+        expected = tomllib.load(f)["project"]["version"]
+    assert tool_version() == f"{expected}+src"  # runs made from a plain checkout still say which
