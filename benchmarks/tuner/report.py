@@ -1,6 +1,7 @@
 """The kernel library's evidence report (issue 4), read from a store filled on the device.
 
-    python benchmarks/tuner/report.py STORE.duckdb OUT.md [--set SET_ID]
+    python benchmarks/tuner/report.py STORE.duckdb OUT.md [--set SET_ID] [--manifest PATH]
+    python benchmarks/tuner/report.py bundled OUT.md ...   # from the bundled dataset alone
 
 The store holds the search (runs of kind 'tune' with their search_log) and the harness runs of
 our set against the seven baselines (kind 'bench'). Everything below is computed from it:
@@ -160,12 +161,13 @@ def manifest_section(data: dict) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("store", type=Path)
+    ap.add_argument("store", help="a store file, or 'bundled' for the dataset shipped in db/bundled")
     ap.add_argument("out", type=Path)
     ap.add_argument("--set", dest="set_id", default=None, help="set id (default: the only 'ours' set)")
     ap.add_argument("--manifest", type=Path, help="the set's manifest: the search figures it kept")
     args = ap.parse_args()
-    with Store.open(args.store, read_only=True, with_bundled=False) as store:
+    bundled = args.store == "bundled"
+    with Store.open(None if bundled else Path(args.store), read_only=True, with_bundled=bundled) as store:
         set_id = args.set_id or store.scalar(
             "SELECT set_id FROM all_kernel_sets WHERE origin = 'ours' ORDER BY created_at DESC LIMIT 1"
         )
