@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import shlex
 import sys
 from pathlib import Path
 
@@ -174,6 +175,7 @@ def main() -> None:
         text = report(store, set_id)
     if args.manifest:
         text += "\n" + manifest_section(mf.load(args.manifest)) + "\n"
+    text += f"\nMade by `python benchmarks/tuner/report.py {shlex.join(sys.argv[1:])}`.\n"
     args.out.write_text(text + "\n")
     print(f"report written to {args.out}")
 
