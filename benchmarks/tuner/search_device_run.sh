@@ -102,4 +102,8 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
+# The device tool brings back at most 8 files: past that, the logs and JSON go into one tar.
+if [ "$(find "$OUT" -maxdepth 1 -type f | wc -l)" -gt 8 ]; then
+  (cd "$OUT" && tar cf logs.tar -- *.log *.json 2>/dev/null && rm -f -- *.log *.json)
+fi
 ls -la "$OUT"
