@@ -22,6 +22,7 @@ import polars as pl
 
 from db.queries import Filters, stats, stats_by_regime
 from db.store import Store
+from db.views import HEADLINE_BASELINES
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/: the harness report
 from harness_report import markdown_table as table
@@ -31,9 +32,6 @@ README = ROOT / "README.md"
 PLOTS = ROOT / "docs" / "plots"
 REGIME_COLOURS = {"tiny": "#1f77b4", "skinny": "#ff7f0e", "small-K": "#2ca02c", "large": "#d62728"}
 START, END = "<!-- headline:start -->", "<!-- headline:end -->"
-HEADLINE_BASELINES = (
-    "best-baseline", "torch.matmul", "cuBLAS-max", "cuBLASLt-heuristic-max", "cuBLASLt-auto-tuning-max",
-)  # fmt: skip
 
 
 def headline(store: Store) -> str:

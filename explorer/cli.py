@@ -509,6 +509,7 @@ def cmd_app(args: argparse.Namespace) -> int:
 def cmd_overview(args: argparse.Namespace) -> int:
     """A short text overview of what the store holds."""
     from db.queries import kernel_sets, resolve_filters, stats
+    from db.views import HEADLINE_BASELINES
     from explorer.output import emit, message
 
     with _open_store(args, write=False) as store:
@@ -519,17 +520,7 @@ def cmd_overview(args: argparse.Namespace) -> int:
                 "`cuda-l2-explorer import-results --upstream` or a CSV path"
             )
             return 0
-        frame = stats(
-            store,
-            resolve_filters(store),
-            (
-                "best-baseline",
-                "torch.matmul",
-                "cuBLAS-max",
-                "cuBLASLt-heuristic-max",
-                "cuBLASLt-auto-tuning-max",
-            ),
-        )
+        frame = stats(store, resolve_filters(store), HEADLINE_BASELINES)
     _say(args, f"{sets.height} kernel set(s); speedup of each set over the headline baselines:")
     emit(frame.drop("accumulator"), "text")
     _say(args, "more: cuda-l2-explorer --help, `stats`, `lookup M N K`")

@@ -8,17 +8,11 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Static
 
+from db.views import HEADLINE_BASELINES
 from explorer.app.charts import speedup_histogram
 from explorer.app.data import Selection
 
 COLUMNS = ("set_id", "gpu", "mode", "source", "baseline", "configs", "geomean", "mean", "win_rate", "min")
-HEADLINE = (
-    "best-baseline",
-    "torch.matmul",
-    "cuBLAS-max",
-    "cuBLASLt-heuristic-max",
-    "cuBLASLt-auto-tuning-max",
-)
 
 
 class OverviewPane(VerticalScroll):
@@ -47,7 +41,7 @@ class OverviewPane(VerticalScroll):
         if stats.height == 0:
             title.update("No speedups in the store yet.")
             return
-        shown = stats.filter(pl.col("baseline").is_in(HEADLINE))
+        shown = stats.filter(pl.col("baseline").is_in(HEADLINE_BASELINES))
         sets = shown["set_id"].n_unique()
         title.update(
             f"[b]{sets} kernel set(s)[/b] — geomean first; win rate = faster beyond the run-to-run spread "
