@@ -13,10 +13,9 @@ import sys
 from pathlib import Path
 
 import polars as pl
-
-from db.queries import resolve_filters, stats
-from db.shapes import Shape, regime
-from db.store import Store
+from cuda_l2_explorer.db.reads import resolve_filters, stats
+from cuda_l2_explorer.db.shapes import Shape, regime
+from cuda_l2_explorer.db.store import Store
 
 
 def markdown_table(frame: pl.DataFrame, digits: int = 3) -> str:

@@ -19,10 +19,9 @@ import tempfile
 from pathlib import Path
 
 import polars as pl
-
-from db.queries import Filters, stats, stats_by_regime
-from db.store import Store
-from db.views import HEADLINE_BASELINES
+from cuda_l2_explorer.db.reads import Filters, stats, stats_by_regime
+from cuda_l2_explorer.db.store import Store
+from cuda_l2_explorer.db.views import HEADLINE_BASELINES
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/: the harness report
 from harness_report import markdown_table as table
@@ -126,7 +125,7 @@ def speedup_svg(points: list[tuple[float, float, str]], title: str) -> str:
 
 def plots(store: Store) -> dict[str, str]:
     """File name -> SVG text for every measured (set of ours, GPU, mode)."""
-    from db.shapes import Shape, regime
+    from cuda_l2_explorer.db.shapes import Shape, regime
 
     frame = store.query(
         "SELECT s.set_id, s.gpu, s.mode, s.m, s.n, s.k, s.speedup FROM speedups s JOIN all_kernel_sets k "

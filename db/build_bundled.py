@@ -1,6 +1,6 @@
 """Maintainer command: rebuild the bundled dataset shipped in ``db/bundled/``.
 
-    python -m db.build_bundled --published tests/data/upstream/*.csv [--store RUNS.duckdb]
+    python -m cuda_l2_explorer.db.build_bundled --published tests/data/upstream/*.csv [--store RUNS.duckdb]
 
 Published CSVs go through the same importer as the CLI's ``import-results``; ``--store`` adds
 every row of a measured store file (the benchmark issue's runs). The result replaces the
@@ -15,11 +15,11 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from db import bundled
-from db.migrations import DATA_TABLES
-from db.store import Store
-from importer.fetch import FetchOptions
-from importer.published import UPSTREAM_BASE, import_published, load_published
+from cuda_l2_explorer.db import bundled
+from cuda_l2_explorer.db.schema import DATA_TABLES
+from cuda_l2_explorer.db.store import Store
+from cuda_l2_explorer.importer.fetch import FetchOptions
+from cuda_l2_explorer.importer.published import UPSTREAM_BASE, import_published, load_published
 
 # A measured store describes its GPU in full (SM count, L2): it wins over the label-only row a
 # published import made. Several stores may measure one set (offline in one, server in another):
@@ -44,7 +44,7 @@ def build(published: list[Path], stores: list[Path], out_dir: Path, description:
         staging_db = Path(tmp) / "bundle.duckdb"
         with Store.open(staging_db, with_bundled=False) as store:
             files = [load_published(str(p), FetchOptions()) for p in published]
-            import_published(store, files, command_line="python -m db.build_bundled")
+            import_published(store, files, command_line="python -m cuda_l2_explorer.db.build_bundled")
             # Cite where the files are published, not the maintainer's checkout.
             for published in files:
                 store.con.execute(
@@ -70,7 +70,9 @@ def build(published: list[Path], stores: list[Path], out_dir: Path, description:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m db.build_bundled", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m cuda_l2_explorer.db.build_bundled", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--published", nargs="*", type=Path, default=[], help="SPEC §5 CSVs")
     parser.add_argument("--store", nargs="*", type=Path, default=[], help="store files with measured runs")
     parser.add_argument("--out", type=Path, default=bundled.default_dir())

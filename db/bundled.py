@@ -9,7 +9,7 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
-from db.migrations import DATA_TABLES, SCHEMA_VERSION
+from cuda_l2_explorer.db.schema import DATA_TABLES, SCHEMA_VERSION
 
 MANIFEST = "manifest.json"
 

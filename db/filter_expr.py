@@ -11,8 +11,7 @@ import ast
 from collections.abc import Sequence
 
 import polars as pl
-
-from db.errors import UsageError
+from cuda_l2_explorer.db.errors import UsageError
 
 
 class FilterError(UsageError):

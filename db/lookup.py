@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # polars is imported where frames are built: the GPU worker side has none
     import polars as pl
 
-from db.queries import Filters, config_candidates
-from db.shapes import GRID_MAX, Shape
-from db.store import Store
+from cuda_l2_explorer.db.reads import Filters, config_candidates
+from cuda_l2_explorer.db.shapes import GRID_MAX, Shape
+from cuda_l2_explorer.db.store import Store
 
 TIERS = ("exact", "covering", "nearest", "uncovered")
 

@@ -6,7 +6,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from db.errors import UsageError
+from cuda_l2_explorer.db.errors import UsageError
 
 # cuBLAS takes int32 dimensions; anything larger cannot be a single HGEMM call.
 MAX_DIM = 2**31 - 1

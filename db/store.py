@@ -18,10 +18,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import duckdb
-
-from db import bundled as bundled_dataset
-from db.errors import StoreError
-from db.migrations import DATA_TABLES, MIGRATIONS, SCHEMA_VERSION
+from cuda_l2_explorer.db import bundled as bundled_dataset
+from cuda_l2_explorer.db.errors import StoreError
+from cuda_l2_explorer.db.schema import DATA_TABLES, MIGRATIONS, SCHEMA_VERSION
 
 if TYPE_CHECKING:  # polars stays out of the GPU harness's imports (it runs on the device)
     import polars as pl
@@ -39,18 +38,7 @@ def tool_version() -> str:
 
     try:
         return version("cuda-l2-explorer")
-    except PackageNotFoundError:  # a source tree that was not installed (the GPU machine's copy)
-        return _source_tree_version()
-
-
-def _source_tree_version() -> str:
-    """The version in the checkout's pyproject.toml, marked ``+src``; ``0+unknown`` without one."""
-    import tomllib
-
-    try:
-        with open(Path(__file__).resolve().parents[1] / "pyproject.toml", "rb") as f:
-            return f"{tomllib.load(f)['project']['version']}+src"
-    except (OSError, KeyError, tomllib.TOMLDecodeError):
+    except PackageNotFoundError:  # imported without an installed distribution (a bare copy)
         return "0+unknown"
 
 
@@ -286,7 +274,7 @@ class Store:
                 f"SELECT {columns}, false AS bundled FROM main.{table} "
                 f"UNION ALL SELECT {columns}, true AS bundled FROM bundled_{table} AS b WHERE {where}"
             )
-        from db import views
+        from cuda_l2_explorer.db import views
 
         for statement in views.DERIVED_VIEWS:
             self.con.execute(statement)

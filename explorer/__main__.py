@@ -1,5 +1,5 @@
 import sys
 
-from explorer.cli import main
+from cuda_l2_explorer.cli import main
 
 sys.exit(main())

@@ -9,11 +9,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from db.errors import NotFoundError, UsageError
-from db.shapes import Shape, grid_shapes, parse_mnk
-from db.store import Store
-from explorer.output import emit, message
-from explorer.progress import ProgressBar
+from cuda_l2_explorer.db.errors import NotFoundError, UsageError
+from cuda_l2_explorer.db.shapes import Shape, grid_shapes, parse_mnk
+from cuda_l2_explorer.db.store import Store
+from cuda_l2_explorer.output import emit, message
+from cuda_l2_explorer.progress import ProgressBar
 
 T = TypeVar("T")
 CUTLASS_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"](cutlass|cute)/', re.MULTILINE)
@@ -40,7 +40,7 @@ def _shapes(args: argparse.Namespace, set_shapes: list[Shape]) -> list[Shape]:
 
 
 def _settings(args: argparse.Namespace):
-    from importer.protocol import ProtocolSettings
+    from cuda_l2_explorer.importer.protocol import ProtocolSettings
 
     samples = args.samples if args.samples is not None else (15 if args.mode == "offline" else 20)
     if samples < 1 or args.warmup_s < 0 or args.target_qps <= 0 or args.timeout <= 0:
@@ -51,7 +51,7 @@ def _settings(args: argparse.Namespace):
 
 
 def _baselines(text: str) -> tuple[str, ...]:
-    from db.views import BASELINES
+    from cuda_l2_explorer.db.views import BASELINES
 
     chosen = tuple(b.strip() for b in text.split(",") if b.strip())
     unknown = [b for b in chosen if b not in BASELINES]
@@ -77,8 +77,8 @@ def _resolve_set_dir(args: argparse.Namespace, store_path: Path | None) -> Path 
 
 
 def run_bench_command(args: argparse.Namespace) -> int:
-    from importer import bench
-    from importer.kernelset import scan_set
+    from cuda_l2_explorer.importer import bench
+    from cuda_l2_explorer.importer.kernelset import scan_set
 
     settings = _settings(args)
     baselines = _baselines(args.baselines)
@@ -124,7 +124,7 @@ def run_bench_command(args: argparse.Namespace) -> int:
 
 def _cutlass_of(scan) -> str | None:
     """The CUTLASS version the set's kernels were built against, if any of them uses CUTLASS."""
-    from importer.kernel_build import find_cutlass
+    from cuda_l2_explorer.importer.kernel_build import find_cutlass
 
     uses = any(CUTLASS_INCLUDE.search(f.path.read_text(errors="replace")) for f in scan.files)
     found = find_cutlass() if uses else None
@@ -134,7 +134,7 @@ def _cutlass_of(scan) -> str | None:
 def _run(args: argparse.Namespace, plan, resume, store_path: Path | None, *, summary_out: bool = True) -> str:
     """Run ``plan`` with a progress bar; say and (unless told not to) print the run's summary.
     Returns the run's id."""
-    from importer import bench
+    from cuda_l2_explorer.importer import bench
 
     run_id, summary = with_run_bar(
         args,
@@ -158,10 +158,10 @@ def _run(args: argparse.Namespace, plan, resume, store_path: Path | None, *, sum
 def _run_manifest_set(args, settings, baselines, store_path: Path | None, set_dir: Path) -> int:
     """Our own set (kernels/<device>_<ACC>/manifest.json): its kernels run from the compiled
     library, so no per-config build; the set is recorded from the manifest."""
-    from explorer.tune_command import _library, library_entries, record_set
-    from importer import bench
-    from tuner import manifest as mf
-    from tuner.native import library_cutlass_version
+    from cuda_l2_explorer.importer import bench
+    from cuda_l2_explorer.tune_command import _library, library_entries, record_set
+    from cuda_l2_explorer.tuner import manifest as mf
+    from cuda_l2_explorer.tuner.native import library_cutlass_version
 
     manifest = mf.load(set_dir / "manifest.json")
     set_shapes = sorted(Shape(e["m"], e["n"], e["k"]) for e in manifest["configs"])
@@ -198,9 +198,9 @@ def _run_manifest_set(args, settings, baselines, store_path: Path | None, set_di
 def _build(args, store_path: Path | None, scan, set_id: str, shapes: list[Shape]) -> dict:
     """Build the set's kernels for ``shapes`` (parallel, cached; the store is not held meanwhile)
     and record them in the store in one short transaction."""
-    from importer import bench
-    from importer.kernel_build import build_all
-    from importer.kernelset import padded_shape
+    from cuda_l2_explorer.importer import bench
+    from cuda_l2_explorer.importer.kernel_build import build_all
+    from cuda_l2_explorer.importer.kernelset import padded_shape
 
     by_shape = {f.shape: f for f in scan.files}
     missing = [s for s in shapes if s not in by_shape]

@@ -18,7 +18,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from db.errors import EXIT_INTERRUPTED, ExplorerError, IOFailure, UsageError
+from cuda_l2_explorer.db.errors import EXIT_INTERRUPTED, ExplorerError, IOFailure, UsageError
 
 PROG = "cuda-l2-explorer"
 EXIT_CODES_HELP = """exit codes:
@@ -34,13 +34,13 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _all_baselines() -> tuple[str, ...]:
-    from db.views import BASELINES
+    from cuda_l2_explorer.db.views import BASELINES
 
     return BASELINES
 
 
 def _version() -> str:
-    from db.store import tool_version
+    from cuda_l2_explorer.db.store import tool_version
 
     return tool_version()
 
@@ -253,7 +253,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _open_store(args: argparse.Namespace, write: bool):
-    from db.store import Store
+    from cuda_l2_explorer.db.store import Store
 
     return Store.open(
         Path(args.db) if args.db else None,
@@ -264,17 +264,17 @@ def _open_store(args: argparse.Namespace, write: bool):
 
 def _say(args: argparse.Namespace, text: str) -> None:
     if not args.quiet:
-        from explorer.output import message
+        from cuda_l2_explorer.output import message
 
         message(text)
 
 
 # --------------------------------------------------------------------------- commands
 def cmd_info(args: argparse.Namespace) -> int:
-    from db import bundled
-    from db.migrations import SCHEMA_VERSION
-    from db.store import default_store_path
-    from explorer.output import emit
+    from cuda_l2_explorer.db import bundled
+    from cuda_l2_explorer.db.schema import SCHEMA_VERSION
+    from cuda_l2_explorer.db.store import default_store_path
+    from cuda_l2_explorer.output import emit
 
     path = Path(args.db).expanduser() if args.db else default_store_path()
     with _open_store(args, write=False) as store:
@@ -301,8 +301,8 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 
 def cmd_sets(args: argparse.Namespace) -> int:
-    from db.queries import kernel_sets
-    from explorer.output import emit
+    from cuda_l2_explorer.db.reads import kernel_sets
+    from cuda_l2_explorer.output import emit
 
     with _open_store(args, write=False) as store:
         frame = kernel_sets(store)
@@ -313,16 +313,16 @@ def cmd_sets(args: argparse.Namespace) -> int:
 
 
 def cmd_import_results(args: argparse.Namespace) -> int:
-    from explorer.output import emit
-    from explorer.progress import ProgressBar
-    from importer.fetch import FetchOptions
-    from importer.published import (
+    from cuda_l2_explorer.importer.fetch import FetchOptions
+    from cuda_l2_explorer.importer.published import (
         UPSTREAM_BASE,
         UPSTREAM_FILES,
         import_published,
         load_published,
         source_name,
     )
+    from cuda_l2_explorer.output import emit
+    from cuda_l2_explorer.progress import ProgressBar
 
     sources = list(args.sources)
     if args.upstream:
@@ -381,25 +381,25 @@ def cmd_import_results(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from explorer.bench_command import run_bench_command
+    from cuda_l2_explorer.bench_command import run_bench_command
 
     return run_bench_command(args)
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
-    from explorer.tune_command import run_tune_command
+    from cuda_l2_explorer.tune_command import run_tune_command
 
     return run_tune_command(args)
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
-    from db.queries import resolve_filters, stats
-    from explorer.output import emit
+    from cuda_l2_explorer.db.reads import resolve_filters, stats
+    from cuda_l2_explorer.output import emit
 
     with _open_store(args, write=False) as store:
         filters = resolve_filters(store, args.gpu, args.set_, args.mode)
         if args.by_regime:
-            from db.queries import stats_by_regime
+            from cuda_l2_explorer.db.reads import stats_by_regime
 
             if args.baseline and len(args.baseline) > 1:
                 raise UsageError("--by-regime takes at most one --baseline")
@@ -418,8 +418,8 @@ RUN_COLUMNS_TEXT = (
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
-    from db.queries import resolve_filters, runs
-    from explorer.output import emit
+    from cuda_l2_explorer.db.reads import resolve_filters, runs
+    from cuda_l2_explorer.output import emit
 
     with _open_store(args, write=False) as store:
         frame = runs(store, resolve_filters(store, args.gpu, args.set_, args.mode), args.kind)
@@ -430,10 +430,10 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
 
 def cmd_lookup(args: argparse.Namespace) -> int:
-    from db.lookup import lookup
-    from db.queries import resolve_filters
-    from db.shapes import parse_shape
-    from explorer.output import emit
+    from cuda_l2_explorer.db.lookup import lookup
+    from cuda_l2_explorer.db.reads import resolve_filters
+    from cuda_l2_explorer.db.shapes import parse_shape
+    from cuda_l2_explorer.output import emit
 
     query = parse_shape(args.m, args.n, args.k)
     if args.limit <= 0:
@@ -471,9 +471,9 @@ def cmd_lookup(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from db.shapes import parse_shape
-    from explorer.export import export_kernel
-    from explorer.output import emit
+    from cuda_l2_explorer.db.shapes import parse_shape
+    from cuda_l2_explorer.export import export_kernel
+    from cuda_l2_explorer.output import emit
 
     query = parse_shape(args.m, args.n, args.k)
     with _open_store(args, write=False) as store:
@@ -500,7 +500,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def cmd_app(args: argparse.Namespace) -> int:
     """No command: open the Textual app."""
-    from explorer.app.app import ExplorerApp
+    from cuda_l2_explorer.app.app import ExplorerApp
 
     ExplorerApp(Path(args.db).expanduser() if args.db else None, False if args.no_bundled else None).run()
     return 0
@@ -508,9 +508,9 @@ def cmd_app(args: argparse.Namespace) -> int:
 
 def cmd_overview(args: argparse.Namespace) -> int:
     """A short text overview of what the store holds."""
-    from db.queries import kernel_sets, resolve_filters, stats
-    from db.views import HEADLINE_BASELINES
-    from explorer.output import emit, message
+    from cuda_l2_explorer.db.reads import kernel_sets, resolve_filters, stats
+    from cuda_l2_explorer.db.views import HEADLINE_BASELINES
+    from cuda_l2_explorer.output import emit, message
 
     with _open_store(args, write=False) as store:
         sets = kernel_sets(store)

@@ -13,11 +13,11 @@ import argparse
 import json
 from pathlib import Path
 
-from db.errors import NotFoundError, UsageError
-from db.shapes import Shape, parse_shape
-from db.store import Store, default_store_path
-from explorer.bench_command import _run, _say, _shapes, with_run_bar
-from explorer.output import emit
+from cuda_l2_explorer.bench_command import _run, _say, _shapes, with_run_bar
+from cuda_l2_explorer.db.errors import NotFoundError, UsageError
+from cuda_l2_explorer.db.shapes import Shape, parse_shape
+from cuda_l2_explorer.db.store import Store, default_store_path
+from cuda_l2_explorer.output import emit
 
 ACCUMULATOR = "F32F16F16F32"
 
@@ -31,21 +31,21 @@ def _tune_shapes(args: argparse.Namespace) -> list[Shape]:
 
 
 def _library(args: argparse.Namespace) -> Path:
-    from tuner.native import default_library
+    from cuda_l2_explorer.tuner.native import default_library
 
     lib = Path(args.library).expanduser() if args.library else default_library()
     if lib is None or not lib.is_file():
         raise NotFoundError(
-            "no kernel library: build one with `python -m tuner.build` or pass --library / "
+            "no kernel library: build one with `python -m cuda_l2_explorer.tuner.build` or pass --library / "
             "set CUDA_L2_EXPLORER_TUNER_LIB"
         )
     return lib
 
 
 def run_tune_command(args: argparse.Namespace) -> int:
-    from importer import bench
-    from tuner import manifest as mf
-    from tuner.search import manifest_entries, run_search, search_plan
+    from cuda_l2_explorer.importer import bench
+    from cuda_l2_explorer.tuner import manifest as mf
+    from cuda_l2_explorer.tuner.search import manifest_entries, run_search, search_plan
 
     if args.limit < 1 or args.finalists < 1:
         raise UsageError("--limit and --finalists must be at least 1")
@@ -107,7 +107,7 @@ def run_tune_command(args: argparse.Namespace) -> int:
 
 def library_entries(manifest: dict, library: Path, shapes: list[Shape] | None = None) -> dict:
     """bench.KernelEntry per manifest config (run through the compiled library)."""
-    from importer.bench import KernelEntry
+    from cuda_l2_explorer.importer.bench import KernelEntry
 
     wanted = set(shapes) if shapes is not None else None
     out = {}
@@ -148,10 +148,10 @@ def measure_set(
     args: argparse.Namespace, store_path: Path | None, set_id: str, entries: list[dict], library: Path, gpus
 ) -> str:
     """The kept kernels against the seven baselines, offline, full protocol (a bench run)."""
-    from db.views import BASELINES
-    from importer import bench
-    from importer.protocol import ProtocolSettings
-    from tuner.native import library_cutlass_version
+    from cuda_l2_explorer.db.views import BASELINES
+    from cuda_l2_explorer.importer import bench
+    from cuda_l2_explorer.importer.protocol import ProtocolSettings
+    from cuda_l2_explorer.tuner.native import library_cutlass_version
 
     shapes = sorted(Shape(e["m"], e["n"], e["k"]) for e in entries)
     plan = bench.BenchPlan(

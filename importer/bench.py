@@ -23,11 +23,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from db.errors import NoGPUError, NotFoundError, UsageError
-from db.shapes import Shape
-from db.store import Store, new_id, tool_version
-from db.views import BASELINES as ALL_BASELINES
-from importer.protocol import ProtocolSettings
+from cuda_l2_explorer.db.errors import NoGPUError, NotFoundError, UsageError
+from cuda_l2_explorer.db.shapes import Shape
+from cuda_l2_explorer.db.store import Store, new_id, tool_version
+from cuda_l2_explorer.db.views import BASELINES as ALL_BASELINES
+from cuda_l2_explorer.importer.protocol import ProtocolSettings
 
 # 2: the launcher audit runs after the timing, and CUPTI is torn down after it.
 HARNESS_VERSION = "2"
@@ -131,7 +131,11 @@ class Worker:
         self.log = tempfile.NamedTemporaryFile(prefix=f"l2x-worker{gpu}-", suffix=".log", delete=False)
         # CUDA_L2_EXPLORER_WORKER names another worker script (the CPU tests' stand-in GPU).
         override = os.environ.get("CUDA_L2_EXPLORER_WORKER")
-        command = [sys.executable, override] if override else [sys.executable, "-m", "importer.worker"]
+        command = (
+            [sys.executable, override]
+            if override
+            else [sys.executable, "-m", "cuda_l2_explorer.importer.worker"]
+        )
         self.proc = subprocess.Popen(
             command,
             stdin=subprocess.PIPE,
@@ -597,7 +601,7 @@ def run_plan(
     finally:
         clock_end = None
         try:
-            from importer.worker import nvidia_smi
+            from cuda_l2_explorer.importer.worker import nvidia_smi
 
             clock_end = nvidia_smi().get("clock_sm_mhz")
         except Exception:

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from db.errors import BadInputError, IOFailure
+from cuda_l2_explorer.db.errors import BadInputError, IOFailure
 
 ProgressCallback = Callable[[int, int | None], None]
 

@@ -44,9 +44,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from db.errors import NoGPUError, UsageError
-from importer import native
-from importer.kernelset import KernelFile
+from cuda_l2_explorer.db.errors import NoGPUError, UsageError
+from cuda_l2_explorer.importer import native
+from cuda_l2_explorer.importer.kernelset import KernelFile
 
 BUILD_FORMAT = 1  # bump when the cache layout or the wrapper's contract changes
 
@@ -400,7 +400,7 @@ def render_wrapper(source: Path, function: str, module: str) -> str:
 
 
 def default_cache_dir() -> Path:
-    from importer.cache import cache_dir
+    from cuda_l2_explorer.importer.cache import cache_dir
 
     return cache_dir("kernels", _ENV_CACHE)
 

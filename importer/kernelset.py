@@ -28,8 +28,8 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from db.errors import BadInputError, IOFailure, UsageError
-from db.shapes import Shape, parse_mnk
+from cuda_l2_explorer.db.errors import BadInputError, IOFailure, UsageError
+from cuda_l2_explorer.db.shapes import Shape, parse_mnk
 
 DEFAULT_MAX_BYTES = 2 << 20  # 2 MiB: the reference set's largest files are well under 100 KiB
 

@@ -222,7 +222,7 @@ def _header_version(inc: Path) -> str:
 
 
 def default_cache_dir() -> Path:
-    from importer.cache import cache_dir
+    from cuda_l2_explorer.importer.cache import cache_dir
 
     return cache_dir("native", _ENV_CACHE)
 

@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from urllib.parse import urlparse
 
-from db.errors import BadInputError, UsageError
-from db.shapes import Shape, parse_mnk
-from db.store import Store, new_id, tool_version
-from db.views import PUBLISHED_COLUMNS
-from importer.fetch import FetchOptions, ProgressCallback, fetch_url, is_url, read_local
+from cuda_l2_explorer.db.errors import BadInputError, UsageError
+from cuda_l2_explorer.db.shapes import Shape, parse_mnk
+from cuda_l2_explorer.db.store import Store, new_id, tool_version
+from cuda_l2_explorer.db.views import PUBLISHED_COLUMNS
+from cuda_l2_explorer.importer.fetch import FetchOptions, ProgressCallback, fetch_url, is_url, read_local
 
 ACCUMULATORS = ("F32F16F16F32", "F16F16F16F16")
 MODES = ("offline", "server")

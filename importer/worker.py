@@ -1,6 +1,6 @@
 """The GPU worker: measures configs for the harness, one at a time, in its own process.
 
-Run as ``python -m importer.worker``. It reads one JSON job per line on stdin and answers one
+Run as ``python -m cuda_l2_explorer.importer.worker``. It reads one JSON job per line on stdin and answers one
 JSON line per job on a private copy of stdout (fd 1 is pointed at stderr so a kernel's printf
 cannot corrupt the protocol). Imports stay lean: stdlib, torch and our ctypes baselines. If a
 kernel breaks the CUDA context (illegal address), the worker reports ``crashed`` and exits; the
@@ -19,7 +19,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from importer.protocol import (
+from cuda_l2_explorer.importer.protocol import (
     AuditObservation,
     ProtocolSettings,
     audit_findings,
@@ -73,7 +73,7 @@ def device_info() -> dict:
     }
     info.update(nvidia_smi())
     try:
-        from importer import native
+        from cuda_l2_explorer.importer import native
 
         versions = native.versions(native.load_baselines())
         info["cublas"] = versions.get("cublas")
@@ -483,7 +483,7 @@ def autotune(
 
 
 def run_job(torch, job: dict, state: dict, progress: Callable[[str], None]) -> dict:
-    from importer import native
+    from cuda_l2_explorer.importer import native
 
     m, n, k = job["m"], job["n"], job["k"]
     started = time.perf_counter()
@@ -505,7 +505,7 @@ def run_job(torch, job: dict, state: dict, progress: Callable[[str], None]) -> d
     elif job.get("kernel_module"):
         progress("loading kernel")
         try:
-            from importer.kernel_build import load_module
+            from cuda_l2_explorer.importer.kernel_build import load_module
 
             kernel_fn = load_module(job["kernel_module"])
         except Exception as exc:
@@ -638,8 +638,8 @@ def run_job(torch, job: dict, state: dict, progress: Callable[[str], None]) -> d
 
 def _library_kernel(torch, job: dict, state: dict):
     """A kernel of our library (tuner/), named by a manifest entry, as a SPEC §4 callable."""
-    from tuner.native import Variant
-    from tuner.search_gpu import library_kernel_fn, load_library
+    from cuda_l2_explorer.tuner.native import Variant
+    from cuda_l2_explorer.tuner.search_gpu import library_kernel_fn, load_library
 
     spec = job["kernel_library"]
     lib = load_library(state, spec["path"])
@@ -679,7 +679,7 @@ def main() -> int:
 
         try:
             if job.get("op") == "search":
-                from tuner.search_gpu import run_search_job
+                from cuda_l2_explorer.tuner.search_gpu import run_search_job
 
                 _send(channel, run_search_job(torch, job, state, progress))
             else:

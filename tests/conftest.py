@@ -42,7 +42,7 @@ def _isolated_env(monkeypatch, tmp_path):
 @pytest.fixture
 def cli(capsys):
     """Run the CLI in-process: ``cli('stats', '--json')`` -> CliResult."""
-    from explorer.cli import main
+    from cuda_l2_explorer.cli import main
 
     def run(*args: str) -> CliResult:
         code = main([str(a) for a in args])
@@ -103,9 +103,8 @@ def store_locked_by_another_process(path: Path):
 @pytest.fixture
 def app_db(cli, db_path):
     """The hand-made published fixture plus two measured configs of a set measured on an H100."""
+    from cuda_l2_explorer.db.store import Store
     from test_store import _insert_bench_run
-
-    from db.store import Store
 
     assert cli("--db", db_path, "-q", "import-results", OFFLINE, SERVER).code == 0
     with Store.open(db_path) as store, store.transaction():

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from db.shapes import Shape
-from db.store import Store
-from importer.kernelset import parse_tiles
-from tuner.catalog import KernelConfig
+from cuda_l2_explorer.db.shapes import Shape
+from cuda_l2_explorer.db.store import Store
+from cuda_l2_explorer.importer.kernelset import parse_tiles
+from cuda_l2_explorer.tuner.catalog import KernelConfig
 
 PLANTED = Path(__file__).parent / "kernelsets" / "planted" / "h100_F32F16F16F32"
 SPEC4_SET = "planted/h100_F32F16F16F32"

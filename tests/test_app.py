@@ -5,10 +5,9 @@ from __future__ import annotations
 import time
 
 import pytest
-
-from explorer.app.app import ExplorerApp
-from explorer.app.panes.configs import ConfigsPane
-from explorer.app.screens import ExportTableScreen, HelpScreen, KernelScreen
+from cuda_l2_explorer.app.app import ExplorerApp
+from cuda_l2_explorer.app.panes.configs import ConfigsPane
+from cuda_l2_explorer.app.screens import ExportTableScreen, HelpScreen, KernelScreen
 
 SIZE = (140, 45)
 
@@ -86,7 +85,7 @@ async def test_filter_sort_search_and_bad_filter(app_db):
 
 
 async def test_kernel_view_and_copy(app_db):
-    from db.store import Store
+    from cuda_l2_explorer.db.store import Store
 
     with Store.open(app_db) as store, store.transaction():  # a search that logged two candidates
         store.con.execute(

@@ -7,11 +7,10 @@ and look at the SVGs in tests/__snapshots__/ before committing them.
 from __future__ import annotations
 
 import pytest
+from cuda_l2_explorer.app.app import ExplorerApp
+from cuda_l2_explorer.db.store import Store
 from test_app import _ready
 from textual.widgets import Input
-
-from db.store import Store
-from explorer.app.app import ExplorerApp
 
 SIZE = (140, 42)
 

@@ -10,11 +10,10 @@ import time
 from pathlib import Path
 
 import pytest
-
-from db.shapes import Shape
-from db.store import Store
-from importer import bench
-from importer.protocol import ProtocolSettings
+from cuda_l2_explorer.db.shapes import Shape
+from cuda_l2_explorer.db.store import Store
+from cuda_l2_explorer.importer import bench
+from cuda_l2_explorer.importer.protocol import ProtocolSettings
 
 FAKE = Path(__file__).parent / "fake_worker.py"
 BASELINES = ("cuBLAS-nn", "cuBLAS-tn", "torch.matmul")
@@ -130,9 +129,9 @@ def test_kill_9_then_resume_loses_nothing(db_path, tmp_path):
         import sys
         sys.path.insert(0, {str(Path(__file__).parents[1])!r})
         from tests.test_bench_cpu import _plan, _set_row
-        from db.shapes import Shape
-        from db.store import Store
-        from importer import bench
+        from cuda_l2_explorer.db.shapes import Shape
+        from cuda_l2_explorer.db.store import Store
+        from cuda_l2_explorer.importer import bench
         shapes = [Shape(64 * i, 64, 64) for i in range(1, 13)]
         resume = None
         with Store.open({str(db_path)!r}) as store:
@@ -188,7 +187,7 @@ def test_gpu_labels_and_gpu_selection():
     assert bench.gpu_label("Some New GPU") == "some-new-gpu"
     assert bench.parse_gpus("all", 4) == [0, 1, 2, 3]
     assert bench.parse_gpus("1,0,1", 2) == [0, 1]
-    from db.errors import UsageError
+    from cuda_l2_explorer.db.errors import UsageError
 
     for bad in ("2", "x", ""):
         with pytest.raises(UsageError):

@@ -7,11 +7,10 @@ from pathlib import Path
 
 import pytest
 from conftest import OFFLINE, SERVER, UPSTREAM
-
-from db import bundled
-from db.build_bundled import build
-from db.migrations import SCHEMA_VERSION
-from db.store import Store
+from cuda_l2_explorer.db import bundled
+from cuda_l2_explorer.db.build_bundled import build
+from cuda_l2_explorer.db.schema import SCHEMA_VERSION
+from cuda_l2_explorer.db.store import Store
 
 
 @pytest.fixture
@@ -67,7 +66,7 @@ def test_older_bundle_reads_new_columns_as_null(bundle_dir, db_path):
 
 def test_shipped_bundle_matches_the_schema_and_its_sources():
     shipped = bundled.manifest()
-    assert shipped, "db/bundled/ has no dataset: run python -m db.build_bundled"
+    assert shipped, "db/bundled/ has no dataset: run python -m cuda_l2_explorer.db.build_bundled"
     assert shipped["schema_version"] == SCHEMA_VERSION
     with Store.open(None, read_only=True, with_bundled=True) as store:
         assert store.bundled_dir == bundled.default_dir()
@@ -88,10 +87,12 @@ def test_wheel_carries_the_bundled_dataset_and_no_kernels_package(tmp_path):
     )
     wheel = next(tmp_path.glob("cuda_l2_explorer-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
-    assert "db/bundled/manifest.json" in names
-    assert "db/bundled/published_speedups.parquet" in names
-    assert "importer/csrc/hgemm_baselines.cu" in names
-    assert not any(n.startswith(("kernels/", "cutlass/", "tests/")) for n in names)
+    assert "cuda_l2_explorer/db/bundled/manifest.json" in names
+    assert "cuda_l2_explorer/db/bundled/published_speedups.parquet" in names
+    assert "cuda_l2_explorer/importer/csrc/hgemm_baselines.cu" in names
+    # One import namespace: nothing else at the top level of site-packages (SPEC §2).
+    top_level = {n.split("/")[0] for n in names}
+    assert top_level == {"cuda_l2_explorer", wheel.name.split("-py")[0] + ".dist-info"}, top_level
 
 
 def _measured_store(path: Path, run_id: str, mode: str, kernel_sha: str) -> Path:

@@ -7,8 +7,7 @@ import sys
 
 import duckdb
 import pytest
-
-from explorer.cli import COMMANDS, build_parser
+from cuda_l2_explorer.cli import COMMANDS, build_parser
 
 SUBCOMMANDS = [c for c in COMMANDS if c]
 
@@ -159,7 +158,7 @@ def test_locked_store(cli, loaded_db):
 
 def test_console_script_and_module_entry_points(loaded_db, tmp_path):
     env = {**os.environ, "NO_COLOR": "1"}
-    for cmd in (["cuda-l2-explorer"], [sys.executable, "-m", "explorer"]):
+    for cmd in (["cuda-l2-explorer"], [sys.executable, "-m", "cuda_l2_explorer"]):
         exe = (
             cmd
             if cmd[0] != "cuda-l2-explorer"
@@ -177,7 +176,7 @@ def test_console_script_and_module_entry_points(loaded_db, tmp_path):
 
 
 def test_no_color(monkeypatch):
-    from explorer import output
+    from cuda_l2_explorer import output
 
     class Tty:
         def isatty(self):

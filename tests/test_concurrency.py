@@ -10,7 +10,7 @@ import textwrap
 import time
 from pathlib import Path
 
-from db.store import Store
+from cuda_l2_explorer.db.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
 FAKE = Path(__file__).parent / "fake_worker.py"
@@ -23,10 +23,10 @@ def _start_bench(db_path: Path, tmp_path: Path, name: str, count: int, delay: fl
         import sys
         sys.path.insert(0, {str(ROOT)!r})
         from pathlib import Path
-        from db.shapes import Shape
-        from db.store import Store
-        from importer import bench
-        from importer.protocol import ProtocolSettings
+        from cuda_l2_explorer.db.shapes import Shape
+        from cuda_l2_explorer.db.store import Store
+        from cuda_l2_explorer.importer import bench
+        from cuda_l2_explorer.importer.protocol import ProtocolSettings
         set_id = "{name}/h100_F32F16F16F32"
         with Store.open({str(db_path)!r}) as store, store.transaction():
             store.con.execute(
@@ -53,7 +53,7 @@ def _start_bench(db_path: Path, tmp_path: Path, name: str, count: int, delay: fl
 def _cli_json(db_path: Path, *args: str) -> tuple[int, object]:
     env = {**os.environ, "CUDA_L2_EXPLORER_LOCK_WAIT_S": "30"}
     done = subprocess.run(
-        [sys.executable, "-m", "explorer", "--db", str(db_path), *args, "--json"],
+        [sys.executable, "-m", "cuda_l2_explorer", "--db", str(db_path), *args, "--json"],
         capture_output=True,
         text=True,
         env=env,
@@ -101,7 +101,7 @@ def test_two_benchmarks_share_one_store(db_path, tmp_path):
 
 
 def test_app_data_source_reads_during_a_run(db_path, tmp_path, monkeypatch):
-    from explorer.app.data import DataSource
+    from cuda_l2_explorer.app.data import DataSource
 
     monkeypatch.setenv("CUDA_L2_EXPLORER_LOCK_WAIT_S", "30")
     Store.open(db_path).close()

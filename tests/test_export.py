@@ -18,6 +18,16 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from cuda_l2_explorer.db.errors import UsageError
+from cuda_l2_explorer.db.shapes import Shape
+from cuda_l2_explorer.db.store import Store
+from cuda_l2_explorer.export import formats, plan_export, render_files, safe_identifier, write_tree
+from cuda_l2_explorer.export import writer as writer_module
+from cuda_l2_explorer.importer.kernelset import scan_set
+from cuda_l2_explorer.tuner import build
+from cuda_l2_explorer.tuner.catalog import ConfigError, kernel_from_dict
+from cuda_l2_explorer.tuner.manifest import load as load_manifest
+from cuda_l2_explorer.tuner.materialize import render_config_source, write_set
 from export_fixtures import (
     KERNELS,
     LARGE,
@@ -30,17 +40,6 @@ from export_fixtures import (
 )
 from hypothesis import given
 from hypothesis import strategies as st
-
-from db.errors import UsageError
-from db.shapes import Shape
-from db.store import Store
-from explorer.export import formats, plan_export, render_files, safe_identifier, write_tree
-from explorer.export import writer as writer_module
-from importer.kernelset import scan_set
-from tuner import build
-from tuner.catalog import ConfigError, kernel_from_dict
-from tuner.manifest import load as load_manifest
-from tuner.materialize import render_config_source, write_set
 
 GOLDEN = Path(__file__).parent / "data" / "export_golden"
 
@@ -426,10 +425,9 @@ def test_safe_identifier_is_always_a_safe_identifier(text) -> None:
 
 
 async def test_tui_export_dialog_uses_the_same_engine(spec4_db, tmp_path) -> None:
+    from cuda_l2_explorer.app.app import ExplorerApp
+    from cuda_l2_explorer.app.screens import ExportKernelScreen, KernelScreen
     from test_app import SIZE, _ready
-
-    from explorer.app.app import ExplorerApp
-    from explorer.app.screens import ExportKernelScreen, KernelScreen
 
     app = ExplorerApp(spec4_db, with_bundled=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -470,11 +468,10 @@ def test_cutlass_is_required_exactly_when_the_kernel_includes_it(manifest, spec4
 def test_a_stored_set_of_ours_exports_without_a_manifest(db_path, tmp_path) -> None:
     """An installed explorer has no kernels/ folder: our set's store rows (parameters, no source)
     are enough to export a kernel, rendered the same way as from a manifest entry."""
+    from cuda_l2_explorer.export.plan import LibraryKernel
+    from cuda_l2_explorer.tune_command import record_set
+    from cuda_l2_explorer.tuner.catalog import KernelConfig
     from test_store import _insert_bench_run
-
-    from explorer.export.plan import LibraryKernel
-    from explorer.tune_command import record_set
-    from tuner.catalog import KernelConfig
 
     cfg = KernelConfig(128, 128, schedule="pingpong")
     entry = {

@@ -1,9 +1,8 @@
 import polars as pl
 import pytest
+from cuda_l2_explorer.db.filter_expr import FilterError, parse_filter
 from hypothesis import given
 from hypothesis import strategies as st
-
-from db.filter_expr import FilterError, parse_filter
 
 FRAME = pl.DataFrame(
     {

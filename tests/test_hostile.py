@@ -8,11 +8,10 @@ from pathlib import Path
 
 import polars as pl
 from conftest import OFFLINE, SERVER
+from cuda_l2_explorer.app.table_io import export_frame, rows_as_text, safe_cell
+from cuda_l2_explorer.db.store import Store
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from db.store import Store
-from explorer.app.table_io import export_frame, rows_as_text, safe_cell
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -64,7 +63,7 @@ def test_full_disk_during_import_leaves_the_store_usable(db_path, cli, tmp_path)
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # writes past the limit fail with EFBIG
         resource.setrlimit(resource.RLIMIT_FSIZE, ({size + 200_000}, {size + 200_000}))
         sys.path.insert(0, {str(ROOT)!r})
-        from explorer.cli import main
+        from cuda_l2_explorer.cli import main
         sys.exit(main(["--db", {str(db_path)!r}, "-q", "import-results", *{big!r}]))
     """)
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)

@@ -4,8 +4,7 @@ import hashlib
 
 import pytest
 from conftest import OFFLINE, SERVER, copy_as, read_fixture
-
-from db.store import Store
+from cuda_l2_explorer.db.store import Store
 
 NAME = "cuda_l2_h100_F32F16F16F32_speedup_offline.csv"
 HEADER = OFFLINE.read_text().splitlines()[0]

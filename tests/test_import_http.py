@@ -7,9 +7,8 @@ from typing import ClassVar
 
 import pytest
 from conftest import OFFLINE, SERVER
-
-from db.store import Store
-from importer.published import UPSTREAM_FILES
+from cuda_l2_explorer.db.store import Store
+from cuda_l2_explorer.importer.published import UPSTREAM_FILES
 
 BODY = OFFLINE.read_bytes()
 NAME = OFFLINE.name
@@ -183,7 +182,7 @@ def test_upstream_with_one_missing_file_writes_nothing(cli, db_path, server):
 
 
 def test_progress_bar_draws_on_stderr(capsys):
-    from explorer.progress import ProgressBar
+    from cuda_l2_explorer.progress import ProgressBar
 
     bar = ProgressBar("downloading x", enabled=True)
     bar.bytes(2_000_000, 4_000_000)

@@ -14,14 +14,11 @@ import time
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from db.errors import BadInputError, IOFailure, UsageError
-from db.shapes import Shape
-from importer import kernel_build as kb
-from importer import native
-from importer.kernelset import (
+from cuda_l2_explorer.db.errors import BadInputError, IOFailure, UsageError
+from cuda_l2_explorer.db.shapes import Shape
+from cuda_l2_explorer.importer import kernel_build as kb
+from cuda_l2_explorer.importer import native
+from cuda_l2_explorer.importer.kernelset import (
     KernelFile,
     entry_point,
     mentions_identifier,
@@ -30,6 +27,8 @@ from importer.kernelset import (
     scan_set,
     strip_comments,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 PLANTED = Path(__file__).parent / "kernelsets" / "planted"
 PLANTED32 = PLANTED / "h100_F32F16F16F32"
@@ -152,7 +151,7 @@ def test_scan_with_a_tight_size_limit_has_nothing_left(tmp_path):
 
 
 def test_unreadable_file_is_a_problem(tmp_path, monkeypatch):
-    import importer.kernelset as ks
+    import cuda_l2_explorer.importer.kernelset as ks
 
     folder = make_set(tmp_path, {"64_64_64.cu": GOOD, "128_128_128.cu": GOOD})
     real = ks._read_limited
@@ -534,7 +533,7 @@ def fake_config(tmp_path_factory) -> kb.BuildConfig:
 
 
 def kernel_file(path: Path, function: str = "cuda_l2_h100_fp32") -> KernelFile:
-    from db.shapes import parse_mnk
+    from cuda_l2_explorer.db.shapes import parse_mnk
 
     return KernelFile(
         shape=parse_mnk(path.stem),

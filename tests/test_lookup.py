@@ -3,11 +3,10 @@
 import random
 
 import pytest
+from cuda_l2_explorer.db.lookup import Candidate, rank
+from cuda_l2_explorer.db.shapes import GRID_VALUES, Shape
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from db.lookup import Candidate, rank
-from db.shapes import GRID_VALUES, Shape
 
 GRID_SMALL = (64, 128, 256, 512, 1024)
 

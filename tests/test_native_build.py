@@ -6,8 +6,7 @@ import ctypes
 import sys
 
 import pytest
-
-from importer import native
+from cuda_l2_explorer.importer import native
 
 
 def test_layout_names():

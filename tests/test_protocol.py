@@ -4,10 +4,7 @@ import random
 import statistics
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
-
-from importer.protocol import (
+from cuda_l2_explorer.importer.protocol import (
     AuditObservation,
     ProtocolSettings,
     audit_findings,
@@ -20,6 +17,8 @@ from importer.protocol import (
     server_gaps,
     summarize,
 )
+from hypothesis import given
+from hypothesis import strategies as st
 
 values = st.lists(st.floats(1e-7, 1.0, allow_nan=False), min_size=2, max_size=200)
 

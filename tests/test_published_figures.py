@@ -31,7 +31,7 @@ PUBLISHED = [
 
 @pytest.fixture(scope="module")
 def upstream_stats(tmp_path_factory):
-    from explorer.cli import main
+    from cuda_l2_explorer.cli import main
 
     db = tmp_path_factory.mktemp("upstream") / "store.duckdb"
     assert main(["--db", str(db), "-q", "import-results", *map(str, sorted(UPSTREAM.glob("*.csv")))]) == 0

@@ -3,13 +3,12 @@
 import json
 
 import pytest
+from cuda_l2_explorer.app.app import ExplorerApp
+from cuda_l2_explorer.db.errors import UsageError
+from cuda_l2_explorer.db.reads import Filters, resolve_filters, runs
+from cuda_l2_explorer.db.store import Store
 from test_app import SIZE, _ready
 from textual.widgets import Static
-
-from db.errors import UsageError
-from db.queries import Filters, resolve_filters, runs
-from db.store import Store
-from explorer.app.app import ExplorerApp
 
 
 def _provenance(db_path, run_id: str, **columns) -> None:
@@ -70,7 +69,7 @@ async def test_overview_says_where_the_numbers_came_from(app_db):
 def test_cutlass_is_recorded_only_for_sets_that_use_it(tmp_path, monkeypatch):
     from types import SimpleNamespace
 
-    from explorer.bench_command import _cutlass_of
+    from cuda_l2_explorer.bench_command import _cutlass_of
 
     (tmp_path / "include" / "cutlass").mkdir(parents=True)
     (tmp_path / "include" / "cutlass" / "cutlass.h").write_text("")

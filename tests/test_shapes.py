@@ -1,9 +1,8 @@
 import pytest
+from cuda_l2_explorer.db.errors import UsageError
+from cuda_l2_explorer.db.shapes import MAX_DIM, Shape, floor_seconds, grid_shapes, parse_dim, parse_mnk
 from hypothesis import given
 from hypothesis import strategies as st
-
-from db.errors import UsageError
-from db.shapes import MAX_DIM, Shape, floor_seconds, grid_shapes, parse_dim, parse_mnk
 
 
 @pytest.mark.parametrize(

@@ -5,9 +5,8 @@ import statistics
 
 import pytest
 from conftest import OFFLINE, read_fixture
-
-from db.queries import resolve_filters, stats
-from db.store import Store
+from cuda_l2_explorer.db.reads import resolve_filters, stats
+from cuda_l2_explorer.db.store import Store
 
 
 def _expected(values):

@@ -1,14 +1,12 @@
 """Store round trips on real DuckDB files, migrations, and every way a store can be unusable."""
 
 import os
-from pathlib import Path
 
 import duckdb
 import pytest
-
-from db.errors import StoreError
-from db.migrations import SCHEMA_VERSION
-from db.store import Store
+from cuda_l2_explorer.db.errors import StoreError
+from cuda_l2_explorer.db.schema import SCHEMA_VERSION
+from cuda_l2_explorer.db.store import Store
 
 
 def _insert_bench_run(store: Store, run_id="r1", m=256, n=512, k=1024):
@@ -156,16 +154,9 @@ def test_locked_store_is_reported(db_path):
         Store.open(db_path)
 
 
-def test_tool_version_of_an_uninstalled_source_tree(monkeypatch):
+def test_tool_version_is_the_installed_distribution():
     import importlib.metadata
-    import tomllib
 
-    from db.store import tool_version
+    from cuda_l2_explorer.db.store import tool_version
 
-    def not_installed(name):
-        raise importlib.metadata.PackageNotFoundError(name)
-
-    monkeypatch.setattr(importlib.metadata, "version", not_installed)
-    with open(Path(__file__).resolve().parents[1] / "pyproject.toml", "rb") as f:
-        expected = tomllib.load(f)["project"]["version"]
-    assert tool_version() == f"{expected}+src"  # runs made from a plain checkout still say which
+    assert tool_version() == importlib.metadata.version("cuda-l2-explorer")

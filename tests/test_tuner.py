@@ -10,9 +10,8 @@ import json
 import re
 
 import pytest
-
-from tuner import build, emit
-from tuner.catalog import ConfigError, KernelConfig, first_catalog, smoke_catalog
+from cuda_l2_explorer.tuner import build, emit
+from cuda_l2_explorer.tuner.catalog import ConfigError, KernelConfig, first_catalog, smoke_catalog
 
 # Update deliberately when the template changes (and re-run the GPU correctness test).
 GOLDEN_SMOKE_TU_SHA256 = "011d17c2ca031c14bc41847cef9a43e22a280ffc71c41e68277981c6fe8f0cdd"

@@ -5,16 +5,15 @@ import json
 from pathlib import Path
 
 import pytest
+from cuda_l2_explorer.db.shapes import Shape, grid_shapes
+from cuda_l2_explorer.db.store import Store
+from cuda_l2_explorer.tuner import manifest as mf
+from cuda_l2_explorer.tuner.catalog import first_catalog
+from cuda_l2_explorer.tuner.native import DECOMPOSITION, Variant
+from cuda_l2_explorer.tuner.search import manifest_entries, record_search, run_search, search_plan
+from cuda_l2_explorer.tuner.search_space import candidates, kernel_class, predict, variants_for
 from hypothesis import given
 from hypothesis import strategies as st
-
-from db.shapes import Shape, grid_shapes
-from db.store import Store
-from tuner import manifest as mf
-from tuner.catalog import first_catalog
-from tuner.native import DECOMPOSITION, Variant
-from tuner.search import manifest_entries, record_search, run_search, search_plan
-from tuner.search_space import candidates, kernel_class, predict, variants_for
 
 FAKE = Path(__file__).parent / "fake_worker.py"
 KERNELS = {c.name: c.to_dict() for c in first_catalog()}
@@ -135,7 +134,7 @@ def test_search_logs_every_candidate_resumes_and_keeps_the_fastest(db_path, monk
 
 
 def test_record_search_replaces_a_config_in_one_transaction(db_path) -> None:
-    from importer.bench import Outcome
+    from cuda_l2_explorer.importer.bench import Outcome
 
     with Store.open(db_path, with_bundled=False) as store:
         store.con.execute(
@@ -155,7 +154,7 @@ def test_tune_command_errors_are_one_line(cli, monkeypatch, tmp_path) -> None:
     assert bad.code == 2 and "0x40" in bad.err
     monkeypatch.setenv("CUDA_L2_EXPLORER_TUNER_LIB", str(tmp_path / "missing.so"))
     missing = cli("tune", "64", "64", "64")
-    assert missing.code == 4 and "python -m tuner.build" in missing.err
+    assert missing.code == 4 and "python -m cuda_l2_explorer.tuner.build" in missing.err
     library = tmp_path / "lib.so"
     library.write_bytes(b"")
     monkeypatch.setenv("CUDA_L2_EXPLORER_TUNER_LIB", str(library))

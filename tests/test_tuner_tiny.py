@@ -11,12 +11,17 @@ import re
 from pathlib import Path
 
 import pytest
+from cuda_l2_explorer.tuner import build, emit, tiny
+from cuda_l2_explorer.tuner.catalog import (
+    ConfigError,
+    KernelConfig,
+    first_catalog,
+    full_catalog,
+    kernel_from_dict,
+)
+from cuda_l2_explorer.tuner.tiny import TinyConfig, tiny_catalog
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from tuner import build, emit, tiny
-from tuner.catalog import ConfigError, KernelConfig, first_catalog, full_catalog, kernel_from_dict
-from tuner.tiny import TinyConfig, tiny_catalog
 
 # Update deliberately when the template changes (and re-run the GPU correctness test).
 GOLDEN_TINY_TU_SHA256 = "8bd1454d42d525b34599d1b18799f89cb3083c717f1e787b993c1a93694040db"
@@ -196,7 +201,7 @@ def test_tiny_tu_exports_the_emit_abi() -> None:
         for c in tiny_catalog():
             assert sig.format(n=c.name) in src, (c.name, sig)
     # status codes: the ABI's values (tuner/abi.py, which emit and tuner/native.py use too)
-    from tuner import abi
+    from cuda_l2_explorer.tuner import abi
 
     enum = re.search(r"enum : int \{(.*?)\};", src, flags=re.S)
     assert enum is not None
@@ -257,7 +262,7 @@ def test_one_tiny_tu_compiles_for_sm90a_without_cutlass(tmp_path: Path) -> None:
 def test_built_library_host_abi(tmp_path: Path) -> None:
     """Link a tiny library and call its host-side entry points (no GPU is touched by these)."""
     _nvcc()
-    from tuner.native import L2X_CANNOT_IMPLEMENT, TunerError, TunerLibrary, Variant
+    from cuda_l2_explorer.tuner.native import L2X_CANNOT_IMPLEMENT, TunerError, TunerLibrary, Variant
 
     configs = [TinyConfig(64, 64, 64, 2, 2, 4)]
     res = build.build(configs, tmp_path, jobs=1, log=lambda _msg: None)
@@ -293,7 +298,7 @@ def test_built_library_host_abi(tmp_path: Path) -> None:
 
 
 def test_bench_report_tables() -> None:
-    from tuner.tiny_bench import best_per_split, markdown
+    from cuda_l2_explorer.tuner.tiny_bench import best_per_split, markdown
 
     meta = {
         "a|s=1": {"family": "ours", "kernel": "tiny_a", "variant": (0, 1, 0, 1)},

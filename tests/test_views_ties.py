@@ -1,7 +1,7 @@
 """Derived views are deterministic: when two layouts of a baseline tie on the median, the spread
 of the '-max' (and best-baseline) row comes from the same one every time."""
 
-from db.store import Store
+from cuda_l2_explorer.db.store import Store
 
 
 def _run_with_tied_layouts(store: Store) -> None:

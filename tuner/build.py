@@ -8,7 +8,8 @@ linked with nvcc's static cudart into ``<out>/lib/libl2x_tuner-<key>.so`` with a
 beside it (``<out>/lib/latest.json`` points at the newest). Only ``<out>/lib`` needs to travel
 to a GPU machine: CUTLASS headers are needed only where we compile.
 
-    python -m tuner.build [--catalog full|first|tiny|smoke] [--per-tu 4] [--jobs 2] [--out .tuner-build]
+    python -m cuda_l2_explorer.tuner.build [--catalog full|first|tiny|smoke] [--per-tu 4]
+        [--jobs 2] [--out .tuner-build]
 
 ``full`` (the default) is the CUTLASS first catalog plus our tiny-shape family (tuner/tiny.py);
 each family gets its own TUs, so adding one leaves the other's objects (and cache keys) as they
@@ -34,11 +35,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from importer.kernel_build import CutlassInfo
-from importer.kernel_build import find_cutlass as _find_cutlass
-from importer.native import find_nvcc, nvcc_version
-from tuner import catalog as cat
-from tuner.emit import ABI_VERSION, AnyConfig, group, render_registry, render_tu
+from cuda_l2_explorer.importer.kernel_build import CutlassInfo
+from cuda_l2_explorer.importer.kernel_build import find_cutlass as _find_cutlass
+from cuda_l2_explorer.importer.native import find_nvcc, nvcc_version
+from cuda_l2_explorer.tuner import catalog as cat
+from cuda_l2_explorer.tuner.emit import ABI_VERSION, AnyConfig, group, render_registry, render_tu
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = REPO / ".tuner-build"
@@ -277,7 +278,9 @@ CATALOGS = {
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m tuner.build", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(
+        prog="python -m cuda_l2_explorer.tuner.build", description=__doc__.splitlines()[0]
+    )
     ap.add_argument("--catalog", choices=sorted(CATALOGS), default="full")
     ap.add_argument("--per-tu", type=int, default=4)
     ap.add_argument("--jobs", type=int, default=None)

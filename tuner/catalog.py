@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:  # tuner.tiny imports this module: its classes are imported where used
-    from tuner.tiny import TinyConfig
+    from cuda_l2_explorer.tuner.tiny import TinyConfig
 
 Family = Literal["cutlass_sm90"]
 Schedule = Literal["cooperative", "pingpong"]
@@ -235,7 +235,7 @@ def by_name(configs: list[KernelConfig]) -> dict[str, KernelConfig]:
 
 def tiny_catalog() -> list[TinyConfig]:
     """Our own tiny-shape kernels (tuner/tiny.py), the launch-bound regime."""
-    from tuner.tiny import tiny_catalog as configs
+    from cuda_l2_explorer.tuner.tiny import tiny_catalog as configs
 
     return configs()
 
@@ -247,7 +247,7 @@ def full_catalog() -> list[KernelConfig | TinyConfig]:
 
 def kernel_from_dict(data: dict[str, Any]) -> KernelConfig | TinyConfig:
     """The config a ``to_dict()`` (or a library registry's parameters) describes, by ``family``."""
-    from tuner.tiny import TINY_FAMILY, TinyConfig
+    from cuda_l2_explorer.tuner.tiny import TINY_FAMILY, TinyConfig
 
     family = data.get("family")
     if family == "cutlass_sm90":

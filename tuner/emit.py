@@ -34,8 +34,8 @@ import hashlib
 import json
 from collections.abc import Sequence
 
-from tuner import tiny
-from tuner.abi import (  # noqa: F401  (re-exported: the ABI's constants, where emit's users look)
+from cuda_l2_explorer.tuner import tiny
+from cuda_l2_explorer.tuner.abi import (  # noqa: F401  (re-exported: the ABI's constants, where emit's users look)
     ABI_VERSION,
     API_MACRO,
     L2X_CANNOT_IMPLEMENT,
@@ -43,8 +43,8 @@ from tuner.abi import (  # noqa: F401  (re-exported: the ABI's constants, where 
     STATUS_ENUM,
     entry_points,
 )
-from tuner.catalog import KernelConfig
-from tuner.tiny import TinyConfig
+from cuda_l2_explorer.tuner.catalog import KernelConfig
+from cuda_l2_explorer.tuner.tiny import TinyConfig
 
 AnyConfig = KernelConfig | TinyConfig
 

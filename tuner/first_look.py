@@ -8,7 +8,7 @@ mode, CUDA events, cold L2 by rotating input sets sized with protocol.rotation_s
 cuBLASLt's heuristic top-1 and its other candidates (nn and tn) and torch.matmul. Two stages so
 the budget fits: a short sweep of everything, then a longer interleaved run of the best few.
 
-    python3 -m tuner.first_look --out $OUT/first_look.json [--shapes 4096x4096x4096,...]
+    python3 -m cuda_l2_explorer.tuner.first_look --out $OUT/first_look.json [--shapes 4096x4096x4096,...]
 
 Needs torch with CUDA, the tuner library (tuner/build.py) and the baselines library
 (importer/native.py; $CUDA_L2_EXPLORER_BASELINES_LIB).
@@ -27,9 +27,16 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from importer import protocol
-from importer.native import CublasBaselines
-from tuner.native import Kernel, TunerError, TunerLibrary, Variant, needs_zeroed_workspace, variants_for
+from cuda_l2_explorer.importer import protocol
+from cuda_l2_explorer.importer.native import CublasBaselines
+from cuda_l2_explorer.tuner.native import (
+    Kernel,
+    TunerError,
+    TunerLibrary,
+    Variant,
+    needs_zeroed_workspace,
+    variants_for,
+)
 
 DEFAULT_SHAPES = (
     (4096, 4096, 4096),
@@ -390,7 +397,7 @@ def table(results: dict[str, Any]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python3 -m tuner.first_look")
+    ap = argparse.ArgumentParser(prog="python3 -m cuda_l2_explorer.tuner.first_look")
     ap.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", ".")) / "first_look.json")
     ap.add_argument("--shapes", type=parse_shapes, default=list(DEFAULT_SHAPES))
     ap.add_argument("--lib", default=None)
@@ -399,8 +406,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     import torch
-
-    from importer.worker import device_info
+    from cuda_l2_explorer.importer.worker import device_info
 
     def log(msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)
@@ -425,7 +431,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         torch.cuda.empty_cache()
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(results, indent=1, default=str))
-    results["device"]["clocks_end"] = __import__("importer.worker", fromlist=["nvidia_smi"]).nvidia_smi()
+    results["device"]["clocks_end"] = __import__(
+        "cuda_l2_explorer.importer.worker", fromlist=["nvidia_smi"]
+    ).nvidia_smi()
     args.out.write_text(json.dumps(results, indent=1, default=str))
     print(table(results))
     return 0

@@ -25,9 +25,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from db.errors import BadInputError, IOFailure
-from tuner.catalog import ConfigError, kernel_from_dict
-from tuner.native import Variant
+from cuda_l2_explorer.db.errors import BadInputError, IOFailure
+from cuda_l2_explorer.tuner.catalog import ConfigError, kernel_from_dict
+from cuda_l2_explorer.tuner.native import Variant
 
 FORMAT = "cuda-l2-explorer/kernel-manifest"
 VERSION = 1

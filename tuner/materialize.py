@@ -16,7 +16,7 @@ so a reader of the source (and ``importer.kernelset.mentions_identifier``) sees 
 Compile with the SPEC section 4 flags plus ``-DNDEBUG`` and the CUTLASS include dirs.
 Output is a pure function of the entry (same manifest, same bytes).
 
-    python -m tuner.materialize MANIFEST OUT_DIR
+    python -m cuda_l2_explorer.tuner.materialize MANIFEST OUT_DIR
 """
 
 from __future__ import annotations
@@ -30,12 +30,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from db.errors import BadInputError, ExplorerError
-from importer.kernelset import entry_point, normalize_accumulator
-from tuner import manifest as mf
-from tuner.emit import render_tu
-from tuner.manifest import entry_kernel, entry_variant
-from tuner.native import STATUS_NAMES
+from cuda_l2_explorer.db.errors import BadInputError, ExplorerError
+from cuda_l2_explorer.importer.kernelset import entry_point, normalize_accumulator
+from cuda_l2_explorer.tuner import manifest as mf
+from cuda_l2_explorer.tuner.emit import render_tu
+from cuda_l2_explorer.tuner.manifest import entry_kernel, entry_variant
+from cuda_l2_explorer.tuner.native import STATUS_NAMES
 
 RUNTIME_SHAPE_ALIGNMENT = 8  # N and K: 16-byte TMA alignment of fp16 rows
 
@@ -176,7 +176,9 @@ def write_set(manifest: dict[str, Any], out_dir: str | os.PathLike[str]) -> list
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m tuner.materialize", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(
+        prog="python -m cuda_l2_explorer.tuner.materialize", description=__doc__.splitlines()[0]
+    )
     ap.add_argument("manifest", type=Path)
     ap.add_argument("out_dir", type=Path)
     args = ap.parse_args(argv)

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tuner.abi import ABI_VERSION, L2X_CANNOT_IMPLEMENT, L2X_OK, STATUS_NAMES  # noqa: F401  (re-exported)
-from tuner.tiny import TINY_FAMILY
+from cuda_l2_explorer.tuner.abi import ABI_VERSION, L2X_CANNOT_IMPLEMENT, L2X_OK, STATUS_NAMES  # noqa: F401  (re-exported)
+from cuda_l2_explorer.tuner.tiny import TINY_FAMILY
 
 RASTER = {"heuristic": 0, "along_m": 1, "along_n": 2}
 DECOMPOSITION = {"heuristic": 0, "data_parallel": 1, "splitk": 2, "streamk": 3}
@@ -129,7 +129,9 @@ class TunerLibrary:
     def __init__(self, path: str | os.PathLike | None = None) -> None:
         p = Path(path) if path is not None else default_library()
         if p is None:
-            raise FileNotFoundError("no tuner library: run `python -m tuner.build` or set " + _ENV_LIB)
+            raise FileNotFoundError(
+                "no tuner library: run `python -m cuda_l2_explorer.tuner.build` or set " + _ENV_LIB
+            )
         self.path = p.resolve()
         self._lib = ctypes.CDLL(str(self.path))
         lib = self._lib

@@ -15,11 +15,18 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from db.shapes import Shape
-from db.store import Store
-from importer.bench import HARNESS_VERSION, BenchPlan, Outcome, ProgressCallback, run_plan, store_opener
-from importer.protocol import ProtocolSettings
-from tuner.native import library_cutlass_version
+from cuda_l2_explorer.db.shapes import Shape
+from cuda_l2_explorer.db.store import Store
+from cuda_l2_explorer.importer.bench import (
+    HARNESS_VERSION,
+    BenchPlan,
+    Outcome,
+    ProgressCallback,
+    run_plan,
+    store_opener,
+)
+from cuda_l2_explorer.importer.protocol import ProtocolSettings
+from cuda_l2_explorer.tuner.native import library_cutlass_version
 
 SEARCH_COLUMNS = (
     "run_id", "m", "n", "k", "candidate", "stage", "kernel", "family", "params", "variant", "status",

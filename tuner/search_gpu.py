@@ -15,9 +15,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from importer.protocol import ProtocolSettings, measure, rotation_sets, summarize
-from tuner.native import TunerLibrary, Variant
-from tuner.search_space import Candidate, candidates
+from cuda_l2_explorer.importer.protocol import ProtocolSettings, measure, rotation_sets, summarize
+from cuda_l2_explorer.tuner.native import TunerLibrary, Variant
+from cuda_l2_explorer.tuner.search_space import Candidate, candidates
 
 REFERENCES = ("cuBLASLt-heuristic-nn", "cuBLASLt-heuristic-tn", "torch.matmul")
 MAX_WORKSPACE = 256 << 20
@@ -62,8 +62,14 @@ def load_library(state: dict, path: str) -> TunerLibrary:
 
 
 def run_search_job(torch, job: dict, state: dict, progress: Callable[[str], None]) -> dict:
-    from importer import native
-    from importer.worker import Implementations, Inputs, TorchBackend, bytes_per_set, check_correctness
+    from cuda_l2_explorer.importer import native
+    from cuda_l2_explorer.importer.worker import (
+        Implementations,
+        Inputs,
+        TorchBackend,
+        bytes_per_set,
+        check_correctness,
+    )
 
     m, n, k = job["m"], job["n"], job["k"]
     started = time.perf_counter()

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tuner.native import DECOMPOSITION, RASTER, Variant
+from cuda_l2_explorer.tuner.native import DECOMPOSITION, RASTER, Variant
 
 PEAK_FLOPS = 989e12  # dense fp16 tensor peak, H100/H200 SXM (SPEC §10)
 DEFAULT_BANDWIDTH = 3.35e12  # H100 HBM3; H200 passes 4.8e12

@@ -47,8 +47,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import Literal
 
-from tuner.abi import API_MACRO, STATUS_ENUM, entry_points
-from tuner.catalog import B_MAJORS, ELEM_BYTES, SMEM_BYTES_SM90, BMajor, ConfigError
+from cuda_l2_explorer.tuner.abi import API_MACRO, STATUS_ENUM, entry_points
+from cuda_l2_explorer.tuner.catalog import B_MAJORS, ELEM_BYTES, SMEM_BYTES_SM90, BMajor, ConfigError
 
 TINY_FAMILY = "sm90_mma_tiny"
 MAX_SPLITS = 32

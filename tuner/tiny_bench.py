@@ -6,7 +6,8 @@ candidate, stage 2 interleaved for the finalists, and eager Python-issued figure
 on the library's tiny-family kernels only, each with every split count, at a dozen launch-bound
 grid configs. Writes ``tiny_bench.json`` and ``tiny_bench.md`` under ``--out``.
 
-    python3 -m tuner.tiny_bench --out $OUT [--lib path.so] [--shapes 64x64x64,...] [--budget-s 200]
+    python3 -m cuda_l2_explorer.tuner.tiny_bench --out $OUT [--lib path.so]
+        [--shapes 64x64x64,...] [--budget-s 200]
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from tuner.first_look import parse_shapes, run_shape
-from tuner.native import TINY_FAMILY, TunerLibrary
+from cuda_l2_explorer.tuner.first_look import parse_shapes, run_shape
+from cuda_l2_explorer.tuner.native import TINY_FAMILY, TunerLibrary
 
 DEFAULT_SHAPES = (
     (64, 64, 64),
@@ -106,7 +107,7 @@ def markdown(results: dict[str, Any]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python3 -m tuner.tiny_bench")
+    ap = argparse.ArgumentParser(prog="python3 -m cuda_l2_explorer.tuner.tiny_bench")
     ap.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", ".")))
     ap.add_argument("--lib", default=None)
     ap.add_argument("--shapes", type=parse_shapes, default=list(DEFAULT_SHAPES))
@@ -116,9 +117,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     import torch
-
-    from importer.native import CublasBaselines
-    from importer.worker import device_info, nvidia_smi
+    from cuda_l2_explorer.importer.native import CublasBaselines
+    from cuda_l2_explorer.importer.worker import device_info, nvidia_smi
 
     def log(msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)

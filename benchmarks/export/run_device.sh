@@ -12,7 +12,9 @@ set -uo pipefail
 OUT=${OUT:-/tmp/export-out}
 mkdir -p "$OUT"
 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl || exit 1
-export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
+# .whl holds the project's own wheel too (`pip wheel --no-deps -w .whl .` before the call): the
+# checkout is not importable as cuda_l2_explorer without an install.
+export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1
 export CUDA_L2_EXPLORER_BUILD_CACHE=/tmp/l2x-build
 if [ -z "${CUTLASS_DIR:-}" ] && ! python3 -c 'import cutlass_library' 2>/dev/null; then
   echo "CUTLASS headers not found: set CUTLASS_DIR (include/ and tools/util/include/)" | tee "$OUT/device.txt"

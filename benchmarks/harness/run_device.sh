@@ -10,7 +10,9 @@ set -uo pipefail
 OUT=${OUT:-/tmp/harness-out}
 mkdir -p "$OUT"
 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl || exit 1
-export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
+# .whl holds the project's own wheel too (`pip wheel --no-deps -w .whl .` before the call): the
+# checkout is not importable as cuda_l2_explorer without an install.
+export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1
 export CUDA_L2_EXPLORER_BUILD_CACHE=/tmp/l2x-build CUDA_L2_EXPLORER_NATIVE_CACHE=/tmp/l2x-native
 {
   date -u +%Y-%m-%dT%H:%M:%SZ
@@ -29,20 +31,20 @@ evidence)
   MNK=$(grep -v '^#' benchmarks/harness/configs.txt | tr -s ' \n' ',' | sed 's/^,//; s/,$//')
   for mode in offline server; do
     start=$(date +%s)
-    python3 -m explorer --db "$OUT/harness.duckdb" --no-bundled bench --set /tmp/sets/simple-tiled/h100_F32F16F16F32 \
+    python3 -m cuda_l2_explorer --db "$OUT/harness.duckdb" --no-bundled bench --set /tmp/sets/simple-tiled/h100_F32F16F16F32 \
       --mnk "$MNK" --mode "$mode" --json >"$OUT/$mode.json" 2>"$OUT/$mode.log"
     echo "$mode: exit $? in $(( $(date +%s) - start )) s (builds included)" | tee -a "$OUT/device.txt"
     tail -5 "$OUT/$mode.log"
   done
   ;;
 grid)
-  python3 -c 'from db.shapes import grid_shapes; print(" ".join(map(str, grid_shapes())))' >/tmp/grid.txt
+  python3 -c 'from cuda_l2_explorer.db.shapes import grid_shapes; print(" ".join(map(str, grid_shapes())))' >/tmp/grid.txt
   python3 benchmarks/make_evidence_set.py /tmp/sets /tmp/grid.txt --aa
   DB=/tmp/grid.duckdb
   RESUME=""
   if [ -f .grid/grid.tar ]; then python3 benchmarks/store_pack.py unpack .grid/grid.tar $DB; RESUME="--resume"; fi
   start=$(date +%s)
-  timeout -s KILL "${2:-520}" python3 -m explorer --db $DB --no-bundled bench --set /tmp/sets/aa-torch/h100_F32F16F16F32 \
+  timeout -s KILL "${2:-520}" python3 -m cuda_l2_explorer --db $DB --no-bundled bench --set /tmp/sets/aa-torch/h100_F32F16F16F32 \
     --grid --mode offline $RESUME --json >"$OUT/grid.json" 2>"$OUT/grid.log"
   echo "grid: exit $? after $(( $(date +%s) - start )) s $RESUME" | tee -a "$OUT/device.txt"
   python3 -c "import duckdb; c=duckdb.connect('$DB', read_only=True); print('configs committed:', c.execute('select count(*) from run_configs').fetchone()[0], 'duplicates:', c.execute('select count(*) from (select run_id,m,n,k,implementation,metric,padded,count(*) c from measurements group by all having c>1)').fetchone()[0])" | tee -a "$OUT/device.txt"

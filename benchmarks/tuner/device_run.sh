@@ -19,7 +19,7 @@ BL=$(ls -t .native-build/libhgemm_baselines-*.so 2>/dev/null | head -1)
   python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)'
   echo "tuner lib: ${CUDA_L2_EXPLORER_TUNER_LIB:-<latest>}  baselines: ${CUDA_L2_EXPLORER_BASELINES_LIB:-<build>}"
 } 2>&1 | tee "$OUT/env.txt"
-TL=${CUDA_L2_EXPLORER_TUNER_LIB:-$(python3 -c 'from tuner.native import default_library; print(default_library())')}
+TL=${CUDA_L2_EXPLORER_TUNER_LIB:-$(python3 -c 'from cuda_l2_explorer.tuner.native import default_library; print(default_library())')}
 echo "=== SASS: HGMMA per kernel function, registers/stack"
 cuobjdump --dump-resource-usage "$TL" > "$OUT/resource_usage.txt" 2>&1
 cuobjdump --dump-sass "$TL" 2>/dev/null | awk '/Function :/{f=$3} /HGMMA/{n[f]++} END{for (k in n) print n[k], k}' | sort -k2 > "$OUT/hgmma_counts.txt"
@@ -30,4 +30,4 @@ timeout 150 python3 -m pytest -q tests/gpu/test_tuner_kernels.py -p no:cacheprov
 echo "=== first look"
 ARGS=(--out "$OUT/first_look.json" --samples "$SAMPLES")
 [ -n "$SHAPES" ] && ARGS+=(--shapes "$SHAPES")
-timeout 170 python3 -m tuner.first_look "${ARGS[@]}" 2>&1 | tee "$OUT/first_look.log" | tail -30
+timeout 170 python3 -m cuda_l2_explorer.tuner.first_look "${ARGS[@]}" 2>&1 | tee "$OUT/first_look.log" | tail -30

@@ -19,12 +19,11 @@ import sys
 from pathlib import Path
 
 import polars as pl
-
-from db.queries import Filters, stats, stats_by_regime
-from db.shapes import Shape, floor_seconds, regime
-from db.store import Store
-from db.views import BEST
-from tuner import manifest as mf
+from cuda_l2_explorer.db.reads import Filters, stats, stats_by_regime
+from cuda_l2_explorer.db.shapes import Shape, floor_seconds, regime
+from cuda_l2_explorer.db.store import Store
+from cuda_l2_explorer.db.views import BEST
+from cuda_l2_explorer.tuner import manifest as mf
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the harness report
 from harness_report import markdown_table as table

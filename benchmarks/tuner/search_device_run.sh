@@ -15,11 +15,13 @@ set -uo pipefail
 OUT=${OUT:-/tmp/search-out}
 mkdir -p "$OUT"
 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl || exit 1
-export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
+# .whl holds the project's own wheel too (`pip wheel --no-deps -w .whl .` before the call): the
+# checkout is not importable as cuda_l2_explorer without an install.
+export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1
 export CUDA_L2_EXPLORER_BUILD_CACHE=/tmp/l2x-build CUDA_L2_EXPLORER_NATIVE_CACHE=/tmp/l2x-native
 BL=$(ls -t .native-build/libhgemm_baselines-*.so 2>/dev/null | head -1)
 [ -n "$BL" ] && export CUDA_L2_EXPLORER_BASELINES_LIB=$PWD/$BL
-TL=$(python3 -c 'from tuner.native import default_library; print(default_library())')
+TL=$(python3 -c 'from cuda_l2_explorer.tuner.native import default_library; print(default_library())')
 {
   date -u +%Y-%m-%dT%H:%M:%SZ
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv
@@ -27,7 +29,7 @@ TL=$(python3 -c 'from tuner.native import default_library; print(default_library
   echo "tuner library: $TL"
 } >>"$OUT/device.txt" 2>&1
 cat "$OUT/device.txt"
-GPU=$(python3 -c 'import torch; from importer.bench import gpu_label; print(gpu_label(torch.cuda.get_device_name()))')
+GPU=$(python3 -c 'import torch; from cuda_l2_explorer.importer.bench import gpu_label; print(gpu_label(torch.cuda.get_device_name()))')
 SET=kernels/${GPU}_F32F16F16F32
 mkdir -p "$SET"
 
@@ -45,7 +47,7 @@ while [ $# -gt 0 ]; do
   probe)
     for teardown in 0 1; do
       start=$(date +%s)
-      TEARDOWN_CUPTI=$teardown python3 -m explorer --db /tmp/probe$teardown.duckdb --no-bundled bench \
+      TEARDOWN_CUPTI=$teardown python3 -m cuda_l2_explorer --db /tmp/probe$teardown.duckdb --no-bundled bench \
         --set "$SET" --mnk 64_64_64,512_64_128,128_128_128,128_64_512,256_256_256,64_128_64,1024_64_64,64_64_1024 \
         --mode offline --json >"$OUT/probe$teardown.json" 2>"$OUT/probe$teardown.log"
       echo "probe TEARDOWN_CUPTI=$teardown: exit $? after $(( $(date +%s) - start )) s" | tee -a "$OUT/device.txt"
@@ -54,7 +56,7 @@ while [ $# -gt 0 ]; do
     ;;
   smoke)
     start=$(date +%s)
-    python3 -m explorer --db /tmp/smoke.duckdb --no-bundled tune --mnk 64_64_64,1_4096_4096,777_1000_1032 \
+    python3 -m cuda_l2_explorer --db /tmp/smoke.duckdb --no-bundled tune --mnk 64_64_64,1_4096_4096,777_1000_1032 \
       --manifest /tmp/smoke/manifest.json --json >"$OUT/smoke.json" 2>"$OUT/smoke.log"
     echo "smoke: exit $? in $(( $(date +%s) - start )) s" | tee -a "$OUT/device.txt"
     tail -3 "$OUT/smoke.log"; cat "$OUT/smoke.json"
@@ -65,7 +67,7 @@ while [ $# -gt 0 ]; do
     DB=/tmp/grid.duckdb
     [ -f .grid/grid.tar ] && python3 benchmarks/store_pack.py unpack .grid/grid.tar $DB
     start=$(date +%s)
-    timeout -s INT -k 30 "$2" python3 -m explorer --db $DB --no-bundled tune --mnk "$(cat .grid/research.txt)" \
+    timeout -s INT -k 30 "$2" python3 -m cuda_l2_explorer --db $DB --no-bundled tune --mnk "$(cat .grid/research.txt)" \
       --no-measure --keep-faster --manifest "$SET/manifest.json" --progress jsonl --json \
       >"$OUT/research.json" 2>"$OUT/research.log"
     echo "research: exit $? after $(( $(date +%s) - start )) s" | tee -a "$OUT/device.txt"
@@ -84,14 +86,14 @@ while [ $# -gt 0 ]; do
     if [ -f ".grid/$what.tar" ]; then python3 benchmarks/store_pack.py unpack ".grid/$what.tar" $DB; RESUME="--resume"; fi
     start=$(date +%s)
     if [ "$what" = grid ]; then
-      timeout -s INT -k 30 "$secs" python3 -m explorer --db $DB --no-bundled tune --grid --no-measure \
+      timeout -s INT -k 30 "$secs" python3 -m cuda_l2_explorer --db $DB --no-bundled tune --grid --no-measure \
         --manifest "$SET/manifest.json" $RESUME --progress jsonl --json >"$OUT/grid.json" 2>"$OUT/grid.log"
     elif [ "$what" = bench ]; then
-      timeout -s INT -k 30 "$secs" python3 -m explorer --db $DB --no-bundled bench --set "$SET" --grid \
+      timeout -s INT -k 30 "$secs" python3 -m cuda_l2_explorer --db $DB --no-bundled bench --set "$SET" --grid \
         --mode offline $RESUME --progress jsonl --json >"$OUT/bench.json" 2>"$OUT/bench.log"
     else
       SAMPLE=""; [ "${SERVER_SAMPLE:-0}" != 0 ] && SAMPLE="--sample $SERVER_SAMPLE"
-      timeout -s INT -k 30 "$secs" python3 -m explorer --db $DB --no-bundled bench --set "$SET" --grid $SAMPLE \
+      timeout -s INT -k 30 "$secs" python3 -m cuda_l2_explorer --db $DB --no-bundled bench --set "$SET" --grid $SAMPLE \
         --mode server $RESUME --progress jsonl --json >"$OUT/server.json" 2>"$OUT/server.log"
     fi
     echo "$what: exit $? after $(( $(date +%s) - start )) s $RESUME" | tee -a "$OUT/device.txt"

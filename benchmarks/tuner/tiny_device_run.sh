@@ -33,4 +33,4 @@ cuobjdump --dump-sass "$CUDA_L2_EXPLORER_TUNER_LIB" 2>/dev/null | awk '/Function
 echo "=== pytest (tiny family)"
 timeout 100 python3 -m pytest -q tests/gpu/test_tuner_tiny.py -p no:cacheprovider -rs 2>&1 | tee "$OUT/pytest.txt" | tail -12
 echo "=== tiny_bench"
-timeout 200 python3 -m tuner.tiny_bench --out "$OUT" --budget-s 160 2>&1 | tee "$OUT/tiny_bench.log" | tail -40
+timeout 200 python3 -m cuda_l2_explorer.tuner.tiny_bench --out "$OUT" --budget-s 160 2>&1 | tee "$OUT/tiny_bench.log" | tail -40

@@ -1,1 +1,1 @@
-"""The Textual app. It only presents: every number comes from the engine (db.queries, db.lookup)."""
+"""The Textual app. It only presents: every number comes from the engine (db.reads, db.lookup)."""

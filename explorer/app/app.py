@@ -14,24 +14,23 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import polars as pl
+from cuda_l2_explorer.app.data import DataSource, Selection, describe_error
+from cuda_l2_explorer.app.panes.bench import BenchPane
+from cuda_l2_explorer.app.panes.compare import ComparePane
+from cuda_l2_explorer.app.panes.configs import ConfigsPane
+from cuda_l2_explorer.app.panes.heatmap import HeatmapPane
+from cuda_l2_explorer.app.panes.lookup import LookupPane
+from cuda_l2_explorer.app.panes.overview import OverviewPane
+from cuda_l2_explorer.app.panes.plots import PlotsPane
+from cuda_l2_explorer.app.screens import ExportTableScreen, HelpScreen, KernelScreen
+from cuda_l2_explorer.app.table_io import rows_as_text
+from cuda_l2_explorer.db.shapes import Shape
 from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Select, Static, TabbedContent, TabPane
-
-from db.shapes import Shape
-from explorer.app.data import DataSource, Selection, describe_error
-from explorer.app.panes.bench import BenchPane
-from explorer.app.panes.compare import ComparePane
-from explorer.app.panes.configs import ConfigsPane
-from explorer.app.panes.heatmap import HeatmapPane
-from explorer.app.panes.lookup import LookupPane
-from explorer.app.panes.overview import OverviewPane
-from explorer.app.panes.plots import PlotsPane
-from explorer.app.screens import ExportTableScreen, HelpScreen, KernelScreen
-from explorer.app.table_io import rows_as_text
 
 TABS = ("overview", "configs", "heatmap", "plots", "lookup", "compare", "bench")
 
@@ -323,7 +322,7 @@ class ExplorerApp(App[None]):
     def run_bench(self, args: list[str]) -> None:
         pane = self.query_one(BenchPane)
         self.call_from_thread(pane.running, True)
-        command = [sys.executable, "-m", "explorer"]
+        command = [sys.executable, "-m", "cuda_l2_explorer"]
         if self.db is not None:
             command += ["--db", str(self.db)]
         command += args

@@ -13,13 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
-
-from db import queries
-from db.errors import ExplorerError
-from db.lookup import LookupResult, lookup
-from db.shapes import Shape
-from db.store import Store
-from explorer.export import ExportResult, export_kernel
+from cuda_l2_explorer.db import reads
+from cuda_l2_explorer.db.errors import ExplorerError
+from cuda_l2_explorer.db.lookup import LookupResult, lookup
+from cuda_l2_explorer.db.shapes import Shape
+from cuda_l2_explorer.db.store import Store
+from cuda_l2_explorer.export import ExportResult, export_kernel
 
 
 @dataclass(frozen=True)
@@ -50,36 +49,36 @@ class DataSource:
 
     def selections(self) -> list[Selection]:
         with self._store() as store:
-            frame = queries.selections(store)
+            frame = reads.selections(store)
         return [Selection(*row) for row in frame.iter_rows()]
 
     def stats(self) -> pl.DataFrame:
         with self._store() as store:
-            return queries.stats(store, queries.resolve_filters(store))
+            return reads.stats(store, reads.resolve_filters(store))
 
     def config_table(self, sel: Selection) -> pl.DataFrame:
         with self._store() as store:
-            return queries.config_table(store, sel.set_id, sel.gpu, sel.mode)
+            return reads.config_table(store, sel.set_id, sel.gpu, sel.mode)
 
     def runs(self, sel: Selection) -> pl.DataFrame:
         """The runs behind a selection: its published import, or the benchmark runs that measured it."""
-        filters = queries.Filters(gpu=sel.gpu, set_ids=(sel.set_id,), mode=sel.mode)
+        filters = reads.Filters(gpu=sel.gpu, set_ids=(sel.set_id,), mode=sel.mode)
         with self._store() as store:
-            return queries.runs(store, filters, "published" if sel.source == "published" else "bench")
+            return reads.runs(store, filters, "published" if sel.source == "published" else "bench")
 
     def samples(self, sel: Selection, shape: Shape) -> pl.DataFrame:
         with self._store() as store:
-            return queries.samples(store, sel.set_id, sel.gpu, sel.mode, *shape.astuple())
+            return reads.samples(store, sel.set_id, sel.gpu, sel.mode, *shape.astuple())
 
     def kernel_detail(self, set_id: str, shape: Shape) -> dict:
         with self._store() as store:
-            detail = queries.kernel_detail(store, set_id, *shape.astuple())
+            detail = reads.kernel_detail(store, set_id, *shape.astuple())
         kernel = detail["kernel"]
         if kernel and not kernel.get("source") and kernel.get("params"):
             # A kernel of our library is stored as parameters: show the SPEC §4 source they render to.
             import json
 
-            from tuner.materialize import render_config_source
+            from cuda_l2_explorer.tuner.materialize import render_config_source
 
             params = json.loads(kernel["params"])
             if "kernel" in params:
@@ -94,7 +93,7 @@ class DataSource:
 
     def lookup(self, shape: Shape, gpu: str | None, mode: str | None) -> LookupResult:
         with self._store() as store:
-            return lookup(store, shape, queries.resolve_filters(store, gpu=gpu, mode=mode), limit=25)
+            return lookup(store, shape, reads.resolve_filters(store, gpu=gpu, mode=mode), limit=25)
 
 
 def describe_error(exc: BaseException) -> str:

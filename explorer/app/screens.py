@@ -6,6 +6,10 @@ import json
 from pathlib import Path
 
 import polars as pl
+from cuda_l2_explorer.app.table_io import export_frame
+from cuda_l2_explorer.db.errors import ExplorerError
+from cuda_l2_explorer.db.shapes import Shape, parse_shape
+from cuda_l2_explorer.export.formats import FORMATS
 from rich.syntax import Syntax
 from textual import on
 from textual.app import ComposeResult
@@ -13,11 +17,6 @@ from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Checkbox, DataTable, Input, Markdown, Select, Static
-
-from db.errors import ExplorerError
-from db.shapes import Shape, parse_shape
-from explorer.app.table_io import export_frame
-from explorer.export.formats import FORMATS
 
 HELP = """\
 # cuda-l2-explorer
@@ -101,7 +100,8 @@ class KernelScreen(ModalScreen[None]):
                     yield Static(
                         f"our library: {params['kernel_name']} (family {kernel.get('family')})\n"
                         f"runtime variant: {variant} · runtime shapes (any M; N, K multiples of 8)\n"
-                        f"source: rendered from these parameters (python -m tuner.materialize)"
+                        "source: rendered from these parameters "
+                        "(python -m cuda_l2_explorer.tuner.materialize)"
                     )
                 else:
                     yield Static(
@@ -167,7 +167,7 @@ class ExportKernelScreen(ModalScreen[Path | None]):
 
     @on(Input.Submitted, "#export-dir")
     def _submit(self, event: Input.Submitted) -> None:
-        from explorer.app.data import describe_error
+        from cuda_l2_explorer.app.data import describe_error
 
         try:
             query = parse_shape(*self.query_one("#export-shape", Input).value.split())

@@ -13,14 +13,14 @@ from __future__ import annotations
 import re
 from importlib.metadata import PackageNotFoundError, version
 
-from db.errors import BadInputError, UsageError
-from explorer.export import templates as t
-from explorer.export.plan import ExportPlan, LibraryKernel, format_us
-from explorer.export.writer import safe_identifier
-from importer.kernel_build import SPEC_FLAGS, arch_for
-from importer.kernelset import mentions_identifier, strip_comments
-from tuner.emit import render_tu
-from tuner.materialize import RUNTIME_SHAPE_ALIGNMENT, STATUS_STRING_CPP
+from cuda_l2_explorer.db.errors import BadInputError, UsageError
+from cuda_l2_explorer.export import templates as t
+from cuda_l2_explorer.export.plan import ExportPlan, LibraryKernel, format_us
+from cuda_l2_explorer.export.writer import safe_identifier
+from cuda_l2_explorer.importer.kernel_build import SPEC_FLAGS, arch_for
+from cuda_l2_explorer.importer.kernelset import mentions_identifier, strip_comments
+from cuda_l2_explorer.tuner.emit import render_tu
+from cuda_l2_explorer.tuner.materialize import RUNTIME_SHAPE_ALIGNMENT, STATUS_STRING_CPP
 
 FORMATS: tuple[str, ...] = ("cuda-l2", "torch", "cmake")
 NDEBUG = "-DNDEBUG"  # SPEC section 4: our own builds add it (without it CUTLASS may serialise wgmma)

@@ -18,17 +18,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from db.errors import NotFoundError
-from db.lookup import Candidate, candidates_from_frame, rank
-from db.queries import Filters, config_candidates, resolve_filters
-from db.shapes import Shape
-from db.store import Store
-from db.views import BASELINES
-from importer.kernelset import entry_point, padded_shape
-from tuner.manifest import entry_kernel, entry_variant
-from tuner.manifest import load as load_manifest
-from tuner.materialize import RUNTIME_SHAPE_ALIGNMENT, render_config_source, set_dir_name
-from tuner.native import Variant
+from cuda_l2_explorer.db.errors import NotFoundError
+from cuda_l2_explorer.db.lookup import Candidate, candidates_from_frame, rank
+from cuda_l2_explorer.db.reads import Filters, config_candidates, resolve_filters
+from cuda_l2_explorer.db.shapes import Shape
+from cuda_l2_explorer.db.store import Store
+from cuda_l2_explorer.db.views import BASELINES
+from cuda_l2_explorer.importer.kernelset import entry_point, padded_shape
+from cuda_l2_explorer.tuner.manifest import entry_kernel, entry_variant
+from cuda_l2_explorer.tuner.manifest import load as load_manifest
+from cuda_l2_explorer.tuner.materialize import RUNTIME_SHAPE_ALIGNMENT, render_config_source, set_dir_name
+from cuda_l2_explorer.tuner.native import Variant
 
 LIBRARY_SET_NAME = "ours"  # our kernel library's set name, as `tune` and `bench` record it in the store
 _ENV_KERNELS_DIR = "CUDA_L2_EXPLORER_KERNELS_DIR"

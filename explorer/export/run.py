@@ -8,12 +8,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from db.errors import UsageError
-from db.shapes import Shape
-from db.store import Store
-from explorer.export.formats import FORMATS, available_formats, default_name, render_files
-from explorer.export.plan import ExportPlan, plan_export
-from explorer.export.writer import safe_identifier, write_tree
+from cuda_l2_explorer.db.errors import UsageError
+from cuda_l2_explorer.db.shapes import Shape
+from cuda_l2_explorer.db.store import Store
+from cuda_l2_explorer.export.formats import FORMATS, available_formats, default_name, render_files
+from cuda_l2_explorer.export.plan import ExportPlan, plan_export
+from cuda_l2_explorer.export.writer import safe_identifier, write_tree
 
 
 @dataclass(frozen=True)

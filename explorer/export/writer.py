@@ -23,7 +23,7 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 
-from db.errors import IOFailure, UsageError
+from cuda_l2_explorer.db.errors import IOFailure, UsageError
 
 MAX_IDENTIFIER = 64
 _SAFE_COMPONENT = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$")

@@ -29,13 +29,12 @@ pytestmark = [
     pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU"),
 ]
 
+from cuda_l2_explorer.db.shapes import Shape  # noqa: E402
+from cuda_l2_explorer.db.store import Store  # noqa: E402
+from cuda_l2_explorer.export import export_plan, plan_export  # noqa: E402
+from cuda_l2_explorer.export.formats import default_name, nvcc_flags  # noqa: E402
+from cuda_l2_explorer.tuner.build import find_cutlass, find_nvcc  # noqa: E402
 from export_fixtures import LARGE, SKINNY, SPEC4_SET, TINY, spec4_store, write_manifest  # noqa: E402
-
-from db.shapes import Shape  # noqa: E402
-from db.store import Store  # noqa: E402
-from explorer.export import export_plan, plan_export  # noqa: E402
-from explorer.export.formats import default_name, nvcc_flags  # noqa: E402
-from tuner.build import find_cutlass, find_nvcc  # noqa: E402
 
 SHAPES = {"tiny": TINY, "skinny": SKINNY, "large": LARGE}
 REPO = Path(__file__).resolve().parents[2]
@@ -45,8 +44,8 @@ BUILD_TIMEOUT_S = 900
 # SPEC flags, -DNDEBUG for our kernels, a pybind11 wrapper), in a subprocess so builds overlap.
 LOAD_SCRIPT = r"""
 import json, sys, torch
-from importer.kernel_build import build_one, load_module, make_config
-from importer.kernelset import scan_set
+from cuda_l2_explorer.importer.kernel_build import build_one, load_module, make_config
+from cuda_l2_explorer.importer.kernelset import scan_set
 set_dir, cache, m, n, k, reads_col = json.loads(sys.argv[1])
 (kernel_file,) = scan_set(set_dir).files
 built = build_one(kernel_file, config=make_config("h100", ndebug=True), cache_dir=cache)

@@ -19,7 +19,7 @@ FP32_SET = PLANTED / "h100_F32F16F16F32"
 
 
 def _bench(db: Path, *args: str) -> int:
-    from explorer.cli import main
+    from cuda_l2_explorer.cli import main
 
     return main(["--db", str(db), "--no-bundled", "-q", "bench", *args, "--warmup-s", "0", "--json"])
 

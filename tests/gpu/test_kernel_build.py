@@ -22,9 +22,9 @@ torch = pytest.importorskip("torch")
 if not torch.cuda.is_available():
     pytest.skip("no CUDA device", allow_module_level=True)
 
-from db.shapes import Shape  # noqa: E402
-from importer import kernel_build as kb  # noqa: E402
-from importer.kernelset import padded_shape, scan_set  # noqa: E402
+from cuda_l2_explorer.db.shapes import Shape  # noqa: E402
+from cuda_l2_explorer.importer import kernel_build as kb  # noqa: E402
+from cuda_l2_explorer.importer.kernelset import padded_shape, scan_set  # noqa: E402
 
 PLANTED = Path(__file__).resolve().parents[1] / "kernelsets" / "planted"
 NEVER_RUN = {Shape(192, 64, 128), Shape(64, 64, 128)}  # crash, hang

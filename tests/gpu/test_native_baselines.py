@@ -18,7 +18,7 @@ torch = pytest.importorskip("torch")
 if not torch.cuda.is_available():
     pytest.skip("no CUDA device", allow_module_level=True)
 
-from importer import native  # noqa: E402
+from cuda_l2_explorer.importer import native  # noqa: E402
 
 SHAPES = [(64, 64, 64), (128, 4096, 512), (4096, 4096, 4096), (8, 8192, 1024), (2048, 256, 16384)]
 LAYOUTS = ["nn", "tn"]

@@ -1,6 +1,7 @@
 """Every kernel of the tuner library is correct on random inputs, on and off the grid.
 
-Needs the built library (``python -m tuner.build``; or $CUDA_L2_EXPLORER_TUNER_LIB). Each kernel
+Needs the built library (``python -m cuda_l2_explorer.tuner.build``; or
+$CUDA_L2_EXPLORER_TUNER_LIB). Each kernel
 runs its default variant (and, for stream-K kernels, forced stream-K and split-K) on fresh
 N(0,1) inputs with C poisoned with NaN, against an fp32 reference (TF32 off); the error must be
 finite and within the harness's correctness rule of cuBLAS-class error. A shape a kernel cannot
@@ -19,8 +20,8 @@ pytestmark = [
     pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU"),
 ]
 
-from importer import protocol  # noqa: E402
-from tuner.native import TINY_FAMILY, TunerError, TunerLibrary, Variant, default_library  # noqa: E402
+from cuda_l2_explorer.importer import protocol  # noqa: E402
+from cuda_l2_explorer.tuner.native import TINY_FAMILY, TunerError, TunerLibrary, Variant, default_library  # noqa: E402
 
 SHAPES = [
     (256, 256, 256),  # grid shapes
@@ -37,7 +38,7 @@ WORKSPACE_BYTES = 512 << 20
 def _library() -> TunerLibrary:
     path = default_library()
     if path is None:
-        pytest.skip("no tuner library built (python -m tuner.build)")
+        pytest.skip("no tuner library built (python -m cuda_l2_explorer.tuner.build)")
     return TunerLibrary(path)
 
 

@@ -13,16 +13,16 @@ pytestmark = [
     pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU"),
 ]
 
-from db.store import Store  # noqa: E402
-from tuner import manifest as mf  # noqa: E402
-from tuner.native import default_library  # noqa: E402
+from cuda_l2_explorer.db.store import Store  # noqa: E402
+from cuda_l2_explorer.tuner import manifest as mf  # noqa: E402
+from cuda_l2_explorer.tuner.native import default_library  # noqa: E402
 
 SHAPES = "64_64_64,1_4096_4096,777_1000_1032"
 
 
 def test_tune_logs_candidates_keeps_a_correct_kernel_and_benches_it(cli, tmp_path) -> None:
     if default_library() is None:
-        pytest.skip("no tuner library built (python -m tuner.build)")
+        pytest.skip("no tuner library built (python -m cuda_l2_explorer.tuner.build)")
     db = tmp_path / "store.duckdb"
     target = tmp_path / "h100_F32F16F16F32" / "manifest.json"
     result = cli("--db", db, "tune", "--mnk", SHAPES, "--limit", "6", "--manifest", target, "--json")

@@ -1,6 +1,6 @@
 """Every tiny-family kernel (tuner/tiny.py) is correct, on and off the grid, data parallel and split-K.
 
-Needs a built library holding the family (``python -m tuner.build --catalog tiny --out
+Needs a built library holding the family (``python -m cuda_l2_explorer.tuner.build --catalog tiny --out
 .tuner-build-tiny`` or the full catalog; $CUDA_L2_EXPLORER_TUNER_LIB). Fresh N(0,1) inputs, C
 poisoned with NaN before every call, error against an fp32 reference (TF32 off) judged by the
 harness's rule against torch's own fp16 GEMM. Each variant runs twice in a row on one zeroed
@@ -21,9 +21,9 @@ pytestmark = [
     pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU"),
 ]
 
-from importer import protocol  # noqa: E402
-from tuner import tiny  # noqa: E402
-from tuner.native import TINY_FAMILY, TunerError, TunerLibrary, Variant, default_library  # noqa: E402
+from cuda_l2_explorer.importer import protocol  # noqa: E402
+from cuda_l2_explorer.tuner import tiny  # noqa: E402
+from cuda_l2_explorer.tuner.native import TINY_FAMILY, TunerError, TunerLibrary, Variant, default_library  # noqa: E402
 
 SHAPES = [
     (64, 64, 64),  # grid shapes
@@ -53,7 +53,7 @@ def _lib() -> TunerLibrary:
     if not _LIB:
         path = default_library()
         if path is None:
-            pytest.skip("no tuner library built (python -m tuner.build)")
+            pytest.skip("no tuner library built (python -m cuda_l2_explorer.tuner.build)")
         _LIB.append(TunerLibrary(path))
     return _LIB[0]
 

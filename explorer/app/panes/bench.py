@@ -7,14 +7,13 @@ DuckDB allows one writer) and feeds progress back. Esc cancels: the run is marke
 
 from __future__ import annotations
 
+from cuda_l2_explorer.db.errors import UsageError
+from cuda_l2_explorer.db.shapes import parse_mnk
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import Button, Input, Log, ProgressBar, Select, Static
-
-from db.errors import UsageError
-from db.shapes import parse_mnk
 
 
 class BenchPane(Vertical):

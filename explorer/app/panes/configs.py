@@ -5,14 +5,13 @@ from __future__ import annotations
 import time
 
 import polars as pl
+from cuda_l2_explorer.db.filter_expr import FilterError, parse_filter
+from cuda_l2_explorer.db.shapes import Shape
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import DataTable, Input, Static
-
-from db.filter_expr import FilterError, parse_filter
-from db.shapes import Shape
 
 SHOWN = (
     "m",

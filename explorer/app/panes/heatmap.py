@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import polars as pl
+from cuda_l2_explorer.app.charts import heatmap
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Select, Static
-
-from explorer.app.charts import heatmap
 
 AXES = {"M x N": ("m", "n", "k"), "M x K": ("m", "k", "n"), "N x K": ("n", "k", "m")}
 

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
+from cuda_l2_explorer.db.errors import UsageError
+from cuda_l2_explorer.db.lookup import LookupResult
+from cuda_l2_explorer.db.shapes import Shape, parse_shape
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import Checkbox, DataTable, Input, Static
-
-from db.errors import UsageError
-from db.lookup import LookupResult
-from db.shapes import Shape, parse_shape
 
 COLUMNS = ("rank", "tier", "set_id", "gpu", "mode", "config", "runs at", "predicted", "basis")
 

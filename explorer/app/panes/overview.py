@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import polars as pl
+from cuda_l2_explorer.app.charts import speedup_histogram
+from cuda_l2_explorer.app.data import Selection
+from cuda_l2_explorer.db.views import HEADLINE_BASELINES
 from rich.markup import escape
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Static
-
-from db.views import HEADLINE_BASELINES
-from explorer.app.charts import speedup_histogram
-from explorer.app.data import Selection
 
 COLUMNS = ("set_id", "gpu", "mode", "source", "baseline", "configs", "geomean", "mean", "win_rate", "min")
 

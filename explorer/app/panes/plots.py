@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import polars as pl
+from cuda_l2_explorer.app.charts import sample_distributions, speedup_vs_size
+from cuda_l2_explorer.db.shapes import Shape
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
-
-from db.shapes import Shape
-from explorer.app.charts import sample_distributions, speedup_vs_size
 
 
 class PlotsPane(VerticalScroll):

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # polars is imported where frames are built: the GPU worker side has none
     import polars as pl
 
-from db.errors import NotFoundError, UsageError
-from db.store import Store
-from db.views import BEST, HEADLINE_BASELINES, REPORT_ORDER
+from cuda_l2_explorer.db.errors import NotFoundError, UsageError
+from cuda_l2_explorer.db.store import Store
+from cuda_l2_explorer.db.views import BEST, HEADLINE_BASELINES, REPORT_ORDER
 
 MODES = ("offline", "server")
 
@@ -224,8 +224,7 @@ def config_table(store: Store, set_id: str, gpu: str, mode: str) -> pl.DataFrame
     though they have no speedups.
     """
     import polars as pl
-
-    from db.shapes import Shape, floor_seconds, regime
+    from cuda_l2_explorer.db.shapes import Shape, floor_seconds, regime
 
     pivots = ", ".join(f"max(speedup) FILTER (WHERE baseline = '{b}') AS \"vs {b}\"" for b in HEADLINE)
     frame = store.query(
@@ -339,8 +338,7 @@ def stats_by_regime(store: Store, filters: Filters, baseline: str = BEST) -> pl.
     """Aggregates over ``baseline`` per set, GPU, mode, source and regime (tiny, skinny, small-K,
     large: db.shapes.regime on the set's GPU), geomean first, as ``stats`` does per baseline."""
     import polars as pl
-
-    from db.shapes import REGIMES, Shape, regime
+    from cuda_l2_explorer.db.shapes import REGIMES, Shape, regime
 
     if baseline not in REPORT_ORDER:
         raise UsageError(f"unknown baseline {baseline!r}; known: {', '.join(REPORT_ORDER)}")

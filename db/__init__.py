@@ -1,0 +1,1 @@
+"""DuckDB store: schema and migrations, every read and write, the bundled dataset."""
