@@ -25,7 +25,8 @@ from cuda_l2_explorer.export import formats, plan_export, render_files, safe_ide
 from cuda_l2_explorer.export import writer as writer_module
 from cuda_l2_explorer.importer.kernelset import scan_set
 from cuda_l2_explorer.tuner import build
-from cuda_l2_explorer.tuner.catalog import ConfigError, kernel_from_dict
+from cuda_l2_explorer.tuner.config import ConfigError
+from cuda_l2_explorer.tuner.families import kernel_from_dict
 from cuda_l2_explorer.tuner.manifest import load as load_manifest
 from cuda_l2_explorer.tuner.materialize import render_config_source, write_set
 from export_fixtures import (

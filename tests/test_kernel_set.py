@@ -5,7 +5,7 @@ from pathlib import Path
 
 from cuda_l2_explorer.db.shapes import grid_shapes
 from cuda_l2_explorer.tuner import manifest as mf
-from cuda_l2_explorer.tuner.catalog import full_catalog, kernel_from_dict
+from cuda_l2_explorer.tuner.families import full_catalog, kernel_from_dict
 from cuda_l2_explorer.tuner.materialize import render_config_source
 
 MANIFEST = Path(__file__).resolve().parents[1] / "kernels" / "h100_F32F16F16F32" / "manifest.json"

@@ -11,14 +11,9 @@ import re
 from pathlib import Path
 
 import pytest
-from cuda_l2_explorer.tuner import build, emit, tiny
-from cuda_l2_explorer.tuner.catalog import (
-    ConfigError,
-    KernelConfig,
-    first_catalog,
-    full_catalog,
-    kernel_from_dict,
-)
+from cuda_l2_explorer.tuner import build, emit, families, tiny
+from cuda_l2_explorer.tuner.catalog import ConfigError, KernelConfig, first_catalog
+from cuda_l2_explorer.tuner.families import full_catalog, kernel_from_dict
 from cuda_l2_explorer.tuner.tiny import TinyConfig, tiny_catalog
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -174,8 +169,8 @@ def test_workspace_model() -> None:
 
 
 def test_tiny_tu_is_deterministic_golden_and_cutlass_free() -> None:
-    a = emit.render_tu(tiny_catalog())
-    assert a == emit.render_tu(list(tiny_catalog()))
+    a = families.render_tu(tiny_catalog())
+    assert a == families.render_tu(list(tiny_catalog()))
     assert hashlib.sha256(a.encode()).hexdigest() == GOLDEN_TINY_TU_SHA256
     assert "cutlass" not in a.lower().replace("kcutlasserror", "")
     assert "#include <cuda_fp16.h>" in a
@@ -194,8 +189,8 @@ def test_tiny_tu_is_deterministic_golden_and_cutlass_free() -> None:
 
 
 def test_tiny_tu_exports_the_emit_abi() -> None:
-    src = emit.render_tu(tiny_catalog())
-    cutlass_src = emit.render_tu([KernelConfig(128, 128)])
+    src = families.render_tu(tiny_catalog())
+    cutlass_src = families.render_tu([KernelConfig(128, 128)])
     for sig in ABI_SIGNATURES:  # the same text as the CUTLASS entry points
         assert sig.format(n="sm90_128x128x64_c1x1_coop_ps_sauto_bn") in cutlass_src
         for c in tiny_catalog():
@@ -220,7 +215,7 @@ def test_tiny_tu_exports_the_emit_abi() -> None:
 
 def test_one_family_per_tu_and_cutlass_groups_unchanged() -> None:
     with pytest.raises(ValueError, match="family"):
-        emit.render_tu([KernelConfig(128, 128), TinyConfig(64, 64)])
+        families.render_tu([KernelConfig(128, 128), TinyConfig(64, 64)])
     full = emit.group(full_catalog(), 4)
     first = emit.group(first_catalog(), 4)
     assert full[: len(first)] == first  # the CUTLASS TUs (and their cache keys) do not move

@@ -2,23 +2,30 @@
 
 Each kernel ``<name>`` exports ``l2x_gemm_<name>`` (run), ``l2x_gemm_<name>_workspace`` and
 ``l2x_gemm_<name>_can_implement`` with the arguments documented in tuner/emit.py; each family's
-emitter defines ``l2x_<name>::E`` with static ``run``, ``workspace`` and ``can_implement``, then
-appends :func:`entry_points`. Status codes are shared by the C side (``STATUS_ENUM``) and the
-Python side (tuner/native.py).
+source defines ``l2x_<name>::E`` with static ``run``, ``workspace`` and ``can_implement``, then
+appends :func:`entry_points` (tuner/csrc/entry_points.cuh). The status codes below are the one
+table both sides read: the C enum and the C name switches are rendered from it, tuner/native.py
+reports with it.
 """
 
 from __future__ import annotations
 
+import textwrap
+
+from cuda_l2_explorer.tuner.templates import render
+
 ABI_VERSION = 1
 
-STATUS_NAMES = {
-    0: "ok",
-    1: "cannot implement",
-    2: "workspace too small",
-    3: "CUDA error",
-    4: "CUTLASS error",
-    5: "invalid argument",
+# code: (C enumerator, name). The exported files' own codes (hgemm.h) add one past the last.
+STATUSES: dict[int, tuple[str, str]] = {
+    0: ("kOk", "ok"),
+    1: ("kCannotImplement", "cannot implement"),
+    2: ("kWorkspaceTooSmall", "workspace too small"),
+    3: ("kCudaError", "CUDA error"),
+    4: ("kCutlassError", "CUTLASS error"),
+    5: ("kInvalidArgument", "invalid argument"),
 }
+STATUS_NAMES: dict[int, str] = {code: name for code, (_, name) in STATUSES.items()}
 L2X_OK = 0
 L2X_CANNOT_IMPLEMENT = 1
 L2X_WORKSPACE_TOO_SMALL = 2
@@ -26,32 +33,28 @@ L2X_CUDA_ERROR = 3
 L2X_CUTLASS_ERROR = 4
 L2X_INVALID_ARGUMENT = 5
 
-API_MACRO = '#define L2X_API extern "C" __attribute__((visibility("default")))\n'
+API_MACRO = '#define L2X_API extern "C" __attribute__((visibility("default")))'
 
-STATUS_ENUM = """enum : int {
-  kOk = 0, kCannotImplement = 1, kWorkspaceTooSmall = 2, kCudaError = 3, kCutlassError = 4,
-  kInvalidArgument = 5
-};
-"""
 
-_ENTRY_POINTS = r"""
-L2X_API int l2x_gemm_{name}(const void* A, const void* B, void* C, int M, int N, int K, int raster,
-    int swizzle, int decomposition, int splits, void* workspace, size_t workspace_bytes,
-    cudaStream_t stream) {{
-  return l2x_{name}::E::run(A, B, C, M, N, K, raster, swizzle, decomposition, splits, workspace,
-                            workspace_bytes, stream);
-}}
-L2X_API int l2x_gemm_{name}_workspace(int M, int N, int K, int raster, int swizzle, int decomposition,
-    int splits, size_t* bytes) {{
-  return l2x_{name}::E::workspace(M, N, K, raster, swizzle, decomposition, splits, bytes);
-}}
-L2X_API int l2x_gemm_{name}_can_implement(int M, int N, int K, int raster, int swizzle,
-    int decomposition, int splits) {{
-  return l2x_{name}::E::can_implement(M, N, K, raster, swizzle, decomposition, splits);
-}}
-"""
+def status_enum() -> str:
+    """The C enum of the status codes (no trailing newline), as every family's source declares it."""
+    body = ", ".join(f"{enumerator} = {code}" for code, (enumerator, _) in sorted(STATUSES.items()))
+    return "enum : int {\n" + textwrap.fill(body, 100, initial_indent="  ", subsequent_indent="  ") + "\n};"
+
+
+def status_cases(indent: str, per_line: int) -> str:
+    """``case <code>: return "<name>";`` for every status, ``per_line`` to a line, lines after the
+    first indented by ``indent`` (the template places the first)."""
+    cases = [f'case {code}: return "{name}";' for code, name in sorted(STATUS_NAMES.items())]
+    rows = [" ".join(cases[i : i + per_line]) for i in range(0, len(cases), per_line)]
+    return ("\n" + indent).join(rows)
+
+
+def family_fields() -> dict[str, str]:
+    """The ABI fields every family's preamble template takes."""
+    return {"api_macro": API_MACRO, "status_enum": status_enum()}
 
 
 def entry_points(name: str) -> str:
     """The three exported functions of kernel ``name`` (after its ``namespace l2x_<name>``)."""
-    return _ENTRY_POINTS.format(name=name)
+    return render("tuner/csrc/entry_points.cuh", name=name)

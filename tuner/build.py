@@ -9,15 +9,18 @@ beside it (``<out>/lib/latest.json`` points at the newest). Only ``<out>/lib`` n
 to a GPU machine: CUTLASS headers are needed only where we compile.
 
     python -m cuda_l2_explorer.tuner.build [--catalog full|first|tiny|smoke] [--per-tu 4]
-        [--jobs 2] [--out .tuner-build]
+        [--jobs 2] [--out DIR]
+
+``--out`` defaults to ``$CUDA_L2_EXPLORER_TUNER_BUILD``, else ``.tuner-build`` in the working
+directory (where tuner/native.py looks for the library).
 
 ``full`` (the default) is the CUTLASS first catalog plus our tiny-shape family (tuner/tiny.py);
 each family gets its own TUs, so adding one leaves the other's objects (and cache keys) as they
 were. Tiny TUs include no CUTLASS header: ``--catalog tiny`` builds without CUTLASS.
 
 CUTLASS headers: ``$CUTLASS_DIR`` (a CUTLASS checkout: ``include/`` and ``tools/util/include``),
-else the repository's ``cutlass/`` folder if it holds them, else the ``nvidia-cutlass`` wheel's
-``cutlass_library/source`` (``pip install nvidia-cutlass==4.2.0.0 --no-deps``).
+else the ``nvidia-cutlass`` wheel's ``cutlass_library/source`` (``pip install
+nvidia-cutlass==<cutlass/VERSION> --no-deps``).
 """
 
 from __future__ import annotations
@@ -39,10 +42,12 @@ from cuda_l2_explorer.importer.kernel_build import CutlassInfo
 from cuda_l2_explorer.importer.kernel_build import find_cutlass as _find_cutlass
 from cuda_l2_explorer.importer.native import find_nvcc, nvcc_version
 from cuda_l2_explorer.tuner import catalog as cat
-from cuda_l2_explorer.tuner.emit import ABI_VERSION, AnyConfig, group, render_registry, render_tu
+from cuda_l2_explorer.tuner import tiny
+from cuda_l2_explorer.tuner.abi import ABI_VERSION
+from cuda_l2_explorer.tuner.emit import group, render_registry
+from cuda_l2_explorer.tuner.families import AnyConfig, family_of, full_catalog, pinned_cutlass, render_tu
+from cuda_l2_explorer.tuner.native import default_build_dir
 
-REPO = Path(__file__).resolve().parent.parent
-DEFAULT_OUT = REPO / ".tuner-build"
 LIB_STEM = "libl2x_tuner"
 
 GENCODE: tuple[str, ...] = ("-gencode=arch=compute_90a,code=sm_90a",)
@@ -111,7 +116,7 @@ NO_CUTLASS = "none"
 
 
 def needs_cutlass(configs: Sequence[AnyConfig]) -> bool:
-    return any(c.family == "cutlass_sm90" for c in configs)
+    return any(family_of(c).needs_cutlass for c in configs)
 
 
 def compile_unit(
@@ -161,7 +166,7 @@ def compile_unit(
 
 def build(
     configs: Sequence[AnyConfig],
-    out: Path = DEFAULT_OUT,
+    out: Path | None = None,
     *,
     per_tu: int = 4,
     jobs: int | None = None,
@@ -169,7 +174,8 @@ def build(
     cutlass: CutlassInfo | None = None,
     log=None,
 ) -> BuildResult:
-    """Compile ``configs`` (cached) and link the ones that compile into one shared library."""
+    """Compile ``configs`` (cached) into ``out`` (default: :func:`default_build_dir`) and link the
+    ones that compile into one shared library."""
     t_start = time.monotonic()
     say = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
     nvcc = nvcc or find_nvcc()
@@ -180,13 +186,13 @@ def build(
         if cutlass is None:
             raise BuildError(
                 "CUTLASS headers not found: set CUTLASS_DIR or "
-                "`pip install nvidia-cutlass==4.2.0.0 --no-deps`"
+                f"`pip install nvidia-cutlass=={pinned_cutlass()} --no-deps`"
             )
     else:
         cutlass = None  # no CUTLASS header is included, none is recorded
     cutlass_ver = cutlass.version if cutlass is not None else NO_CUTLASS
     nv_ver = nvcc_version(nvcc)
-    out = Path(out)
+    out = Path(out) if out is not None else default_build_dir()
     jobs = jobs or max(1, os.cpu_count() or 1)
     by_name = {c.name: c for c in configs}
     groups = group(list(by_name.values()), per_tu)
@@ -258,21 +264,10 @@ def build(
     return BuildResult(lib, compiled, failed, units, time.monotonic() - t_start)
 
 
-def latest_library(out: Path = DEFAULT_OUT) -> Path | None:
-    """The library named by ``<out>/lib/latest.json``, if present."""
-    ptr = Path(out) / "lib" / "latest.json"
-    try:
-        name = json.loads(ptr.read_text())["library"]
-    except (OSError, ValueError, KeyError):
-        return None
-    lib = ptr.parent / name
-    return lib if lib.exists() else None
-
-
 CATALOGS = {
-    "full": cat.full_catalog,
+    "full": full_catalog,
     "first": cat.first_catalog,
-    "tiny": cat.tiny_catalog,
+    "tiny": tiny.tiny_catalog,
     "smoke": cat.smoke_catalog,
 }
 
@@ -284,7 +279,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--catalog", choices=sorted(CATALOGS), default="full")
     ap.add_argument("--per-tu", type=int, default=4)
     ap.add_argument("--jobs", type=int, default=None)
-    ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args(argv)
     try:
         res = build(CATALOGS[args.catalog](), args.out, per_tu=args.per_tu, jobs=args.jobs)

@@ -22,32 +22,17 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass, fields
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Literal
 
-if TYPE_CHECKING:  # tuner.tiny imports this module: its classes are imported where used
-    from cuda_l2_explorer.tuner.tiny import TinyConfig
+from cuda_l2_explorer.tuner.config import B_MAJORS, ELEM_BYTES, SMEM_BYTES_SM90, BMajor, ConfigError
 
+SM90_FAMILY = "cutlass_sm90"
 Family = Literal["cutlass_sm90"]
 Schedule = Literal["cooperative", "pingpong"]
 Scheduler = Literal["persistent", "streamk"]
-BMajor = Literal["n", "k"]
 
-FAMILIES: tuple[str, ...] = ("cutlass_sm90",)
 SCHEDULES: tuple[str, ...] = ("cooperative", "pingpong")
 SCHEDULERS: tuple[str, ...] = ("persistent", "streamk")
-B_MAJORS: tuple[str, ...] = ("n", "k")
-
-# Runtime arguments of every entry point (see tuner/emit.py): values the search sweeps.
-RASTER = {"heuristic": 0, "along_m": 1, "along_n": 2}
-DECOMPOSITION = {"heuristic": 0, "data_parallel": 1, "splitk": 2, "streamk": 3}
-SWIZZLES: tuple[int, ...] = (1, 2, 4, 8)
-
-SMEM_BYTES_SM90 = 227 * 1024  # opt-in dynamic shared memory per block on H100/H200
-ELEM_BYTES = 2  # fp16
-
-
-class ConfigError(ValueError):
-    """A KernelConfig that CUTLASS's SM90 builders would reject (or that we do not support)."""
 
 
 @dataclass(frozen=True, order=True)
@@ -115,8 +100,8 @@ class KernelConfig:
 
 def validate(cfg: KernelConfig) -> None:
     """Raise :class:`ConfigError` for parameters the CUTLASS SM90 builders (or we) do not allow."""
-    if cfg.family not in FAMILIES:
-        raise ConfigError(f"family must be one of {FAMILIES}, got {cfg.family!r}")
+    if cfg.family != SM90_FAMILY:
+        raise ConfigError(f"family must be {SM90_FAMILY!r}, got {cfg.family!r}")
     if cfg.schedule not in SCHEDULES:
         raise ConfigError(f"schedule must be one of {SCHEDULES}, got {cfg.schedule!r}")
     if cfg.scheduler not in SCHEDULERS:
@@ -227,31 +212,3 @@ def first_catalog() -> list[KernelConfig]:
 def smoke_catalog() -> list[KernelConfig]:
     """The smallest useful set (one persistent, one stream-K, one swap-AB): tests and CI."""
     return [_c(128, 128), _c(128, 128, scheduler="streamk"), _c(128, 64, swap_ab=True)]
-
-
-def by_name(configs: list[KernelConfig]) -> dict[str, KernelConfig]:
-    return {c.name: c for c in configs}
-
-
-def tiny_catalog() -> list[TinyConfig]:
-    """Our own tiny-shape kernels (tuner/tiny.py), the launch-bound regime."""
-    from cuda_l2_explorer.tuner.tiny import tiny_catalog as configs
-
-    return configs()
-
-
-def full_catalog() -> list[KernelConfig | TinyConfig]:
-    """Everything the library ships: the CUTLASS first catalog and our tiny-shape family."""
-    return [*first_catalog(), *tiny_catalog()]
-
-
-def kernel_from_dict(data: dict[str, Any]) -> KernelConfig | TinyConfig:
-    """The config a ``to_dict()`` (or a library registry's parameters) describes, by ``family``."""
-    from cuda_l2_explorer.tuner.tiny import TINY_FAMILY, TinyConfig
-
-    family = data.get("family")
-    if family == "cutlass_sm90":
-        return KernelConfig.from_dict(data)
-    if family == TINY_FAMILY:
-        return TinyConfig.from_dict(data)
-    raise ConfigError(f"unknown kernel family {family!r}")

@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from cuda_l2_explorer.db.errors import BadInputError, IOFailure
-from cuda_l2_explorer.tuner.catalog import ConfigError, kernel_from_dict
+from cuda_l2_explorer.tuner.config import ConfigError
+from cuda_l2_explorer.tuner.families import kernel_from_dict
 from cuda_l2_explorer.tuner.native import Variant
 
 FORMAT = "cuda-l2-explorer/kernel-manifest"

@@ -3,8 +3,9 @@
 Only the standard library is imported here. Pointers are ints (``tensor.data_ptr()``), the
 stream a cudaStream_t as an int (0 = legacy default stream).
 
-Environment: ``CUDA_L2_EXPLORER_TUNER_LIB`` a library to load instead of ``.tuner-build/lib``'s
-latest.
+Environment: ``CUDA_L2_EXPLORER_TUNER_LIB`` a library to load instead of the build folder's latest
+(``<build folder>/lib/latest.json``; the build folder is ``$CUDA_L2_EXPLORER_TUNER_BUILD``, else
+``.tuner-build`` in the working directory).
 """
 
 from __future__ import annotations
@@ -17,13 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from cuda_l2_explorer.tuner.abi import ABI_VERSION, L2X_CANNOT_IMPLEMENT, L2X_OK, STATUS_NAMES  # noqa: F401  (re-exported)
-from cuda_l2_explorer.tuner.tiny import TINY_FAMILY
+from cuda_l2_explorer.tuner.families import family_of
+from cuda_l2_explorer.tuner.tiny import TINY_FAMILY  # noqa: F401  (re-exported: the harness picks it)
 
 RASTER = {"heuristic": 0, "along_m": 1, "along_n": 2}
 DECOMPOSITION = {"heuristic": 0, "data_parallel": 1, "splitk": 2, "streamk": 3}
 
 _ENV_LIB = "CUDA_L2_EXPLORER_TUNER_LIB"
-_REPO = Path(__file__).resolve().parent.parent
+_ENV_BUILD = "CUDA_L2_EXPLORER_TUNER_BUILD"
 
 
 class TunerError(RuntimeError):
@@ -52,11 +54,16 @@ class Variant:
         return (self.raster, self.swizzle, self.decomposition, self.splits)
 
 
+def default_build_dir() -> Path:
+    """Where tuner/build.py writes (and this module looks for) the library: never inside the package."""
+    return Path(os.environ.get(_ENV_BUILD) or ".tuner-build")
+
+
 def default_library() -> Path | None:
     env = os.environ.get(_ENV_LIB)
     if env:
         return Path(env)
-    ptr = _REPO / ".tuner-build" / "lib" / "latest.json"
+    ptr = default_build_dir() / "lib" / "latest.json"
     try:
         lib = ptr.parent / json.loads(ptr.read_text())["library"]
     except (OSError, ValueError, KeyError):
@@ -166,17 +173,18 @@ TINY_SPLITS: tuple[int, ...] = (2, 4, 8, 16, 32)
 
 
 def needs_zeroed_workspace(params: dict[str, Any]) -> bool:
-    """Tiny split-K kernels keep per-tile tickets in the workspace: zero before the first call,
-    left zero by every call; such a workspace must not be shared with kernels leaving other data."""
-    return params.get("family") == TINY_FAMILY
+    """Whether the kernel keeps state in its workspace (tiny split-K: per-tile tickets): zero it
+    before the first call, every call leaves it zero; it must not be shared with kernels leaving
+    other data there."""
+    return family_of(params).zeroed_workspace
 
 
 def variants_for(params: dict[str, Any]) -> list[Variant]:
     """A first sweep of runtime variants for a kernel (raster x swizzle; decompositions if stream-K).
 
-    The tiny family ignores raster and swizzle: data parallel, then split-K over each split count.
+    A family that ignores raster and swizzle (tiny): data parallel, then split-K over each split count.
     """
-    if params.get("family") == TINY_FAMILY:
+    if not family_of(params).sweeps_raster:
         return [Variant(), *(Variant(0, 1, DECOMPOSITION["splitk"], s) for s in TINY_SPLITS)]
     out = [Variant(r, s) for r in (1, 2) for s in (1, 2, 4, 8)]
     out.insert(0, Variant())

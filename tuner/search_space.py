@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from cuda_l2_explorer.tuner.families import family_of
 from cuda_l2_explorer.tuner.native import DECOMPOSITION, RASTER, Variant
 
 PEAK_FLOPS = 989e12  # dense fp16 tensor peak, H100/H200 SXM (SPEC §10)
@@ -91,8 +92,8 @@ def variants_for(m: int, n: int, k: int, params: Mapping[str, Any], sms: int) ->
     rows, cols = user_tile(params)
     tiles = math.ceil(m / rows) * math.ceil(n / cols)
     out = [Variant()]
-    family = params.get("family", "cutlass_sm90")
-    if family == "cutlass_sm90" and tiles > sms:
+    family = family_of(params)
+    if family.sweeps_raster and tiles > sms:
         # Several waves: the order tiles are visited in decides L2 reuse of A and B panels.
         out += [Variant(RASTER["along_m"], 4), Variant(RASTER["along_n"], 4), Variant(RASTER["along_n"], 8)]
     k_iters = k // int(params.get("tile_k", 64))
@@ -103,7 +104,7 @@ def variants_for(m: int, n: int, k: int, params: Mapping[str, Any], sms: int) ->
             for s in (2, 4, 8)
             if tiles * s <= 2 * sms and k_iters >= 2 * s
         ]
-    elif family != "cutlass_sm90" and tiles < sms:
+    elif DECOMPOSITION["splitk"] in family.decompositions(params) and tiles < sms:
         out += [
             Variant(decomposition=DECOMPOSITION["splitk"], splits=s)
             for s in (2, 4, 8, 16)
@@ -129,7 +130,7 @@ def candidates(
     ping-pong overlaps the epilogue, which decides small-K shapes)."""
     scored: list[Candidate] = []
     for name, params in kernels.items():
-        if n % 8 or k % 8:
+        if not family_of(params).supports(m, n, k):
             continue
         ranked = sorted(
             (

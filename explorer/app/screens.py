@@ -10,6 +10,7 @@ from cuda_l2_explorer.app.table_io import export_frame
 from cuda_l2_explorer.db.errors import ExplorerError
 from cuda_l2_explorer.db.shapes import Shape, parse_shape
 from cuda_l2_explorer.export.formats import FORMATS
+from cuda_l2_explorer.tuner.families import RUNTIME_SHAPE_ALIGNMENT
 from rich.syntax import Syntax
 from textual import on
 from textual.app import ComposeResult
@@ -99,7 +100,8 @@ class KernelScreen(ModalScreen[None]):
                     variant = ", ".join(f"{k} {v}" for k, v in sorted(params.get("variant", {}).items()))
                     yield Static(
                         f"our library: {params['kernel_name']} (family {kernel.get('family')})\n"
-                        f"runtime variant: {variant} · runtime shapes (any M; N, K multiples of 8)\n"
+                        f"runtime variant: {variant} · runtime shapes (any M; N, K multiples of "
+                        f"{RUNTIME_SHAPE_ALIGNMENT})\n"
                         "source: rendered from these parameters "
                         "(python -m cuda_l2_explorer.tuner.materialize)"
                     )

@@ -19,8 +19,8 @@ from cuda_l2_explorer.export.plan import ExportPlan, LibraryKernel, format_us
 from cuda_l2_explorer.export.writer import safe_identifier
 from cuda_l2_explorer.importer.kernel_build import SPEC_FLAGS, arch_for
 from cuda_l2_explorer.importer.kernelset import mentions_identifier, strip_comments
-from cuda_l2_explorer.tuner.emit import render_tu
-from cuda_l2_explorer.tuner.materialize import RUNTIME_SHAPE_ALIGNMENT, STATUS_STRING_CPP
+from cuda_l2_explorer.tuner.families import cutlass_series, family_of, pinned_cutlass, render_tu
+from cuda_l2_explorer.tuner.materialize import status_string_cpp
 
 FORMATS: tuple[str, ...] = ("cuda-l2", "torch", "cmake")
 NDEBUG = "-DNDEBUG"  # SPEC section 4: our own builds add it (without it CUTLASS may serialise wgmma)
@@ -71,7 +71,8 @@ def _uses_cutlass(source: str) -> bool:
 
 def _cutlass_note(plan: ExportPlan) -> str:
     if isinstance(plan.kernel, LibraryKernel):
-        return f"{plan.kernel.cutlass_version or '4.2'} headers (`include/` and `tools/util/include/`)"
+        version = plan.kernel.cutlass_version or cutlass_series()
+        return f"{version} headers (`include/` and `tools/util/include/`)"
     if _uses_cutlass(plan.spec4_source()):
         return "4.2.x headers (SPEC section 4), `include/` and `tools/util/include/`"
     return "not needed (the file includes no CUTLASS header)"
@@ -122,14 +123,14 @@ def _kernel_params(plan: ExportPlan) -> str:
 
 def _alignment(plan: ExportPlan) -> int:
     """What N and K must be multiples of: our kernels' TMA alignment; none claimed for imported files."""
-    return RUNTIME_SHAPE_ALIGNMENT if plan.library else 1
+    return family_of(plan.kernel.config).alignment if isinstance(plan.kernel, LibraryKernel) else 1
 
 
 def _shape_kind(plan: ExportPlan) -> str:
     if plan.runtime_shapes:
         if _alignment(plan) == 1:
             return "runtime shapes (the set says its kernels take any shape)"
-        return f"runtime shapes: any M; N and K multiples of {RUNTIME_SHAPE_ALIGNMENT}"
+        return f"runtime shapes: any M; N and K multiples of {_alignment(plan)}"
     target = plan.pad_target
     return f"fixed shape: serves shapes up to {target}, zero-padded to it"
 
@@ -151,8 +152,8 @@ def _build_text(plan: ExportPlan, fmt: str, name: str) -> str:
     if fmt == "torch":
         return (
             "Needs torch with CUDA already installed, nvcc, and the CUTLASS headers (`CUTLASS_DIR`, or "
-            "`pip install nvidia-cutlass==4.2.0.0 --no-deps`). The build compiles against your torch, "
-            "so it runs without build isolation:\n\n```bash\n"
+            f"`pip install nvidia-cutlass=={pinned_cutlass()} --no-deps`). The build compiles against your "
+            "torch, so it runs without build isolation:\n\n```bash\n"
             "pip install --no-build-isolation .\n"
             f"pytest tests   # from this folder: checks {name}.matmul against torch.matmul\n```\n\n"
             f"```python\nimport torch, {name}\n"
@@ -204,7 +205,8 @@ def render_readme(plan: ExportPlan, fmt: str, name: str) -> str:
         else ""
     )
     predicted = "n/a" if plan.predicted_speedup is None else f"{plan.predicted_speedup:.3f}x"
-    return t.README.substitute(
+    return t.render(
+        t.README,
         title=f"HGEMM {plan.query} — {name}",
         what=what,
         m=plan.query.m,
@@ -249,11 +251,12 @@ def _render_torch(plan: ExportPlan, name: str) -> dict[str, str]:
         test_shapes.append(target.astuple())  # the kernel's own shape, no padding
     flags = [f for f in nvcc_flags(plan) if not f.startswith("-std=")]
     shape_doc = (
-        f"Runtime shapes: any M, N and K multiples of {RUNTIME_SHAPE_ALIGNMENT}, run at their own shape."
+        f"Runtime shapes: any M, N and K multiples of {_alignment(plan)}, run at their own shape."
         if plan.runtime_shapes
         else f"Fixed shape {plan.config}: inputs up to {target} are zero-padded to it and C is sliced back."
     )
-    init = t.PACKAGE_INIT.substitute(
+    init = t.render(
+        t.PACKAGE_INIT,
         package=name,
         kernel_summary=plan.kernel_summary(),
         shape_doc=shape_doc,
@@ -264,22 +267,26 @@ def _render_torch(plan: ExportPlan, name: str) -> dict[str, str]:
         reads_b_col_major=reads_b_col_major(source),
     )
     return {
-        "pyproject.toml": t.PYPROJECT.substitute(
-            package=name, description=f"HGEMM {plan.query} exported by cuda-l2-explorer ({plan.set_id})"
+        "pyproject.toml": t.render(
+            t.PYPROJECT,
+            package=name,
+            description=f"HGEMM {plan.query} exported by cuda-l2-explorer ({plan.set_id})",
         ),
-        "setup.py": t.SETUP_PY.substitute(
+        "setup.py": t.render(
+            t.SETUP_PY,
             package=name,
             nvcc_flags=_py_list(flags),
             needs_cutlass=_uses_cutlass(source),
             # SPEC section 4 links cuBLAS; only files that include it need it (ours do not).
             libraries=["cublas"] if _CUBLAS_INCLUDE.search(source) else [],
             cutlass_version=_cutlass_version(plan),
+            cutlass_pin=pinned_cutlass(),
         ),
         "README.md": render_readme(plan, "torch", name),
         f"{name}/__init__.py": init,
         f"{name}/csrc/kernel.cu": source,
-        f"{name}/csrc/binding.cu": t.BINDING_CU.substitute(function=plan.function, package=name),
-        f"tests/test_{name}.py": t.PACKAGE_TEST.substitute(package=name, test_shapes=repr(test_shapes)),
+        f"{name}/csrc/binding.cu": t.render(t.BINDING_CU, function=plan.function, package=name),
+        f"tests/test_{name}.py": t.render(t.PACKAGE_TEST, package=name, test_shapes=repr(test_shapes)),
     }
 
 
@@ -294,32 +301,39 @@ def _render_cmake(plan: ExportPlan, name: str) -> dict[str, str]:
     cmake_flags = [f for f in flags if not f.startswith(("-std=", "-gencode"))]  # CMake sets both
     summary = plan.kernel_summary()
     return {
-        "hgemm.h": t.HGEMM_H.substitute(
+        "hgemm.h": t.render(
+            t.HGEMM_H,
             kernel_summary=summary,
             b_col_major=int(_b_col_major(plan)),
             b_layout_doc="column-major (K contiguous)" if _b_col_major(plan) else "row-major",
+            alignment=_alignment(plan),
         ),
-        "hgemm.cu": t.HGEMM_CU.substitute(
+        "hgemm.cu": t.render(
+            t.HGEMM_CU,
             kernel_summary=summary,
             nvcc_flags=" ".join(flags),
             kernel_tu=render_tu([config]),
-            status_string=STATUS_STRING_CPP,
+            status_string=status_string_cpp(),
             name=config.name,
             variant_args=", ".join(str(v) for v in variant.args()),
         ),
-        "CMakeLists.txt": t.CMAKELISTS.substitute(
+        "CMakeLists.txt": t.render(
+            t.CMAKELISTS,
             project=name,
             cutlass_version=_cutlass_version(plan),
+            cutlass_pin=pinned_cutlass(),
             cmake_flags=" ".join(_cmake_quote(f) for f in cmake_flags),
             cuda_architectures=arch_for(plan.device).removeprefix("sm_"),
         ),
-        "test_hgemm.cu": t.TEST_HGEMM_CU.substitute(m=plan.query.m, n=plan.query.n, k=plan.query.k),
+        "test_hgemm.cu": t.render(t.TEST_HGEMM_CU, m=plan.query.m, n=plan.query.n, k=plan.query.k),
         "README.md": render_readme(plan, "cmake", name),
     }
 
 
 def _cutlass_version(plan: ExportPlan) -> str:
-    return (plan.kernel.cutlass_version if isinstance(plan.kernel, LibraryKernel) else None) or "4.2"
+    return (
+        plan.kernel.cutlass_version if isinstance(plan.kernel, LibraryKernel) else None
+    ) or cutlass_series()
 
 
 def _py_list(items: list[str]) -> str:

@@ -25,9 +25,10 @@ from cuda_l2_explorer.db.shapes import Shape
 from cuda_l2_explorer.db.store import Store
 from cuda_l2_explorer.db.views import BASELINES
 from cuda_l2_explorer.importer.kernelset import entry_point, padded_shape
+from cuda_l2_explorer.tuner.families import RUNTIME_SHAPE_ALIGNMENT, family_of
 from cuda_l2_explorer.tuner.manifest import entry_kernel, entry_variant
 from cuda_l2_explorer.tuner.manifest import load as load_manifest
-from cuda_l2_explorer.tuner.materialize import RUNTIME_SHAPE_ALIGNMENT, render_config_source, set_dir_name
+from cuda_l2_explorer.tuner.materialize import render_config_source, set_dir_name
 from cuda_l2_explorer.tuner.native import Variant
 
 LIBRARY_SET_NAME = "ours"  # our kernel library's set name, as `tune` and `bench` record it in the store
@@ -195,8 +196,8 @@ def _manifest_candidates(
             entry_mode = str(entry.get("mode", "offline"))
             if (gpu is not None and gpu not in (label, device)) or (mode is not None and mode != entry_mode):
                 continue
-            # Our kernels need N and K multiples of 8 (TMA alignment): they cannot run other shapes.
-            if query.n % RUNTIME_SHAPE_ALIGNMENT or query.k % RUNTIME_SHAPE_ALIGNMENT:
+            # Our kernels run only the shapes their family supports (N and K multiples of 8).
+            if not family_of(entry["kernel"]).supports(query.m, query.n, query.k):
                 continue
             kernel_us, baseline_us = entry.get("time_us"), entry.get("best_baseline_us")
             speedup = baseline_us / kernel_us if kernel_us and baseline_us else None
@@ -413,7 +414,10 @@ def _nothing_message(query: Shape, covered: bool, skipped: int, have_manifests: 
             "--manifest of our kernel library"
         )
     if not covered and (query.n % RUNTIME_SHAPE_ALIGNMENT or query.k % RUNTIME_SHAPE_ALIGNMENT):
-        return f"nothing can run {query}: our runtime-shape kernels need N and K multiples of 8"
+        return (
+            f"nothing can run {query}: our runtime-shape kernels need N and K multiples of "
+            f"{RUNTIME_SHAPE_ALIGNMENT}"
+        )
     where = "" if have_manifests else " (no kernel manifest found; pass --manifest)"
     return f"no kernel in the store or the manifests can run {query}{where}"
 
