@@ -14,6 +14,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -187,15 +188,25 @@ def test_torch_package_files_parse(manifest) -> None:
     files = render_files(plan, "torch", "pkg")
     project = tomllib.loads(files["pyproject.toml"])
     assert project["project"]["name"] == "pkg" and project["tool"]["setuptools"]["packages"] == ["pkg"]
+    assert project["tool"]["setuptools"]["package-dir"] == {"": "src"}
     assert "torch" in project["project"]["dependencies"]
-    for rel in ("setup.py", "pkg/__init__.py", "tests/test_pkg.py"):
+    for rel in ("setup.py", "src/pkg/__init__.py", "tests/test_pkg.py"):
         ast.parse(files[rel], rel)
     setup = files["setup.py"]
     assert '"pkg._C"' in setup and "-DNDEBUG" in setup and "-gencode=arch=compute_90a,code=sm_90a" in setup
     assert "-std=" not in setup  # torch chooses the C++ standard of its headers
-    init = files["pkg/__init__.py"]
+    init = files["src/pkg/__init__.py"]
     assert "ALIGNMENT = 8" in init and "SHAPE = (64, 8192, 4096)" in init
-    assert '#include "kernel.cu"' in files["pkg/csrc/binding.cu"]
+    assert '#include "kernel.cu"' in files["src/pkg/csrc/binding.cu"]
+    assert '["src/pkg/csrc/binding.cu"]' in setup
+
+
+def test_torch_package_tests_cannot_import_the_unbuilt_package(manifest, tmp_path) -> None:
+    """src/ layout: `python -m pytest tests` from the package folder puts that folder on sys.path;
+    the package must not be importable from there, so the tests get the installed, built one."""
+    write_tree(render_files(_plan_library(manifest, SKINNY), "torch", "pkg"), tmp_path / "pkg-export")
+    probe = "import importlib.util, sys; sys.exit(importlib.util.find_spec('pkg') is not None)"
+    assert subprocess.run([sys.executable, "-c", probe], cwd=tmp_path / "pkg-export").returncode == 0
 
 
 def _cmake_commands(text: str) -> dict[str, list[str]]:

@@ -155,7 +155,7 @@ def _build_text(plan: ExportPlan, fmt: str, name: str) -> str:
             f"`pip install nvidia-cutlass=={pinned_cutlass()} --no-deps`). The build compiles against your "
             "torch, so it runs without build isolation:\n\n```bash\n"
             "pip install --no-build-isolation .\n"
-            f"pytest tests   # from this folder: checks {name}.matmul against torch.matmul\n```\n\n"
+            f"python -m pytest tests   # from this folder: checks {name}.matmul against torch.matmul\n```\n\n"
             f"```python\nimport torch, {name}\n"
             f"a = torch.randn({plan.query.m}, {plan.query.k}, device='cuda', dtype=torch.float16)\n"
             f"b = torch.randn({plan.query.k}, {plan.query.n}, device='cuda', dtype=torch.float16)\n"
@@ -283,9 +283,9 @@ def _render_torch(plan: ExportPlan, name: str) -> dict[str, str]:
             cutlass_pin=pinned_cutlass(),
         ),
         "README.md": render_readme(plan, "torch", name),
-        f"{name}/__init__.py": init,
-        f"{name}/csrc/kernel.cu": source,
-        f"{name}/csrc/binding.cu": t.render(t.BINDING_CU, function=plan.function, package=name),
+        f"src/{name}/__init__.py": init,
+        f"src/{name}/csrc/kernel.cu": source,
+        f"src/{name}/csrc/binding.cu": t.render(t.BINDING_CU, function=plan.function, package=name),
         f"tests/test_{name}.py": t.render(t.PACKAGE_TEST, package=name, test_shapes=repr(test_shapes)),
     }
 

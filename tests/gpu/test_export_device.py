@@ -138,11 +138,9 @@ class Builds:
         if res.returncode != 0:
             return {"ok": False, "log": _log(res)}
         env = {**self.env, "PYTHONPATH": os.pathsep.join([str(target), self.env.get("PYTHONPATH", "")])}
-        test = _run(
-            [sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", out / "tests"],
-            target.parent,
-            env,
-        )
+        # From the export folder, as its README says: the src/ layout keeps the unbuilt package off
+        # sys.path, so the tests import the installed, built one.
+        test = _run([sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", "tests"], out, env)
         return {"ok": test.returncode == 0, "log": _log(res) + "\n" + _log(test), "site": str(target)}
 
     def build_cmake(self, label: str) -> dict:

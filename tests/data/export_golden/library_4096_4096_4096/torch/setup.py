@@ -59,7 +59,7 @@ setup(
     ext_modules=[
         CUDAExtension(
             "ours_hgemm_4096_4096_4096._C",
-            ["ours_hgemm_4096_4096_4096/csrc/binding.cu"],
+            ["src/ours_hgemm_4096_4096_4096/csrc/binding.cu"],
             include_dirs=cutlass_include_dirs(),
             extra_compile_args={"cxx": ["-O3"], "nvcc": NVCC_FLAGS},
             libraries=[],

@@ -58,7 +58,7 @@ setup(
     ext_modules=[
         CUDAExtension(
             "planted_hgemm_80_80_80._C",
-            ["planted_hgemm_80_80_80/csrc/binding.cu"],
+            ["src/planted_hgemm_80_80_80/csrc/binding.cu"],
             include_dirs=cutlass_include_dirs(),
             extra_compile_args={"cxx": ["-O3"], "nvcc": NVCC_FLAGS},
             libraries=[],
