@@ -132,7 +132,7 @@ def test_off_grid_fixed_shape_kernel_gets_the_padding_wrapper(spec4_db) -> None:
     assert plan.tier == "covering" and plan.config == Shape(96, 96, 96)
     assert plan.pad_target == Shape(128, 128, 128)  # the kernel's 64-tiles
     files = render_files(plan, "torch")
-    init = files[f"{formats.default_name(plan)}/__init__.py"]
+    init = files[f"src/{formats.default_name(plan)}/__init__.py"]
     assert "PAD_TARGET = (128, 128, 128)" in init and "RUNTIME_SHAPES = False" in init
     assert "READS_B_COL_MAJOR = False" in init  # the planted kernel never reads b_col_major
     assert "zero-padded to 128_128_128 (padding wrapper" in files["README.md"]
@@ -420,7 +420,7 @@ def test_hostile_set_and_package_names_stay_inside(manifest, tmp_path) -> None:
     plan = _plan_library(manifest, TINY)
     files = render_files(plan, "torch", "../../x y/z")
     name = safe_identifier("../../x y/z")
-    assert name == "x_y_z" and f"{name}/__init__.py" in files
+    assert name == "x_y_z" and f"src/{name}/__init__.py" in files
     written = write_tree(files, tmp_path / "out")
     assert all(p.resolve().is_relative_to((tmp_path / "out").resolve()) for p in written)
 
