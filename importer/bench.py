@@ -10,6 +10,7 @@ exactly what is missing, without duplicates, after Ctrl-C, kill -9 or a lost mac
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import queue
@@ -266,8 +267,11 @@ def done_shapes(store: Store, run_id: str) -> set[Shape]:
     return {Shape(*r) for r in rows}
 
 
-def record_result(store: Store, run_id: str, shape: Shape, outcome: Outcome, gpu: int) -> None:
-    """One config's rows, all in one transaction with its run_configs row."""
+def record_result(
+    store: Store, run_id: str, shape: Shape, outcome: Outcome, gpu: int, l2: str = "cold"
+) -> None:
+    """One config's rows, all in one transaction with its run_configs row; ``l2`` is the run's
+    cache state ('cold' or 'warm'), which every measurement is labelled with."""
     key = [run_id, shape.m, shape.n, shape.k]
     with store.transaction():
         for table in ("measurements", "samples", "audit_findings", "run_configs"):
@@ -280,7 +284,7 @@ def record_result(store: Store, run_id: str, shape: Shape, outcome: Outcome, gpu
                     row["implementation"],
                     row["metric"],
                     bool(row.get("padded")),
-                    "cold",
+                    l2,
                     row["unit"],
                     row.get("n_samples"),
                     row.get("calls_per_sample"),
@@ -536,7 +540,7 @@ def run_plan(
     ``recorder`` writes one finished config (default: :func:`record_result`; the tuner passes
     its search-log writer); it must write the config's run_configs row in the same transaction.
     """
-    record = recorder or record_result
+    record = recorder or functools.partial(record_result, l2=plan.l2)
     first = start_worker(plan.gpus[0])
     info = first[1]
     with open_store() as store:

@@ -98,6 +98,18 @@ def test_measured_rows_feed_speedups(db_path):
     assert by["best-baseline"] == pytest.approx(1.1) and by["cuBLAS-max"] == pytest.approx(1.1)
 
 
+def test_warm_l2_results_are_labelled_warm(db_path):
+    """SPEC §7: warm-L2 figures only when asked, and labelled as such in the store."""
+    plan = _plan([Shape(64, 64, 64)])
+    plan.l2 = "warm"
+    with Store.open(db_path) as store:
+        _set_row(store)
+        run_id, _ = bench.run_plan(_opener(store.path), plan, "test")
+        labels = store.query("SELECT DISTINCT l2 FROM measurements WHERE run_id = ?", [run_id])["l2"]
+        params_l2 = store.scalar("SELECT json_extract_string(params, '$.l2') FROM runs")
+    assert labels.to_list() == ["warm"] and params_l2 == "warm"
+
+
 def test_resume_redoes_only_what_is_missing(db_path):
     shapes = [Shape(64 * i, 64, 64) for i in range(1, 5)]
     with Store.open(db_path) as store:
