@@ -3,7 +3,7 @@
     python -m cuda_l2_explorer.importer.bundle --published tests/data/upstream/*.csv [--store RUNS.duckdb]
 
 Published CSVs go through the same importer as the CLI's ``import-results``; ``--store`` adds
-every row of a measured store file (the benchmark issue's runs). The result replaces the
+every row of a measured store file (measured runs of our sets). The result replaces the
 Parquet files and manifest atomically enough for a maintainer: a failed build leaves the old
 dataset in place.
 """

@@ -90,6 +90,7 @@ def test_wheel_carries_the_bundled_dataset_and_no_kernels_package(tmp_path):
     assert "cuda_l2_explorer/db/bundled/manifest.json" in names
     assert "cuda_l2_explorer/db/bundled/published_speedups.parquet" in names
     assert "cuda_l2_explorer/importer/harness/csrc/hgemm_baselines.cu" in names
+    assert "cuda_l2_explorer/importer/harness/csrc/kernel_wrapper.cpp.in" in names
     # One import namespace: nothing else at the top level of site-packages (SPEC §2).
     top_level = {n.split("/")[0] for n in names}
     assert top_level == {"cuda_l2_explorer", wheel.name.split("-py")[0] + ".dist-info"}, top_level
