@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One-shot device check of the native cuBLAS/cuBLASLt baselines (importer/native.py).
+# One-shot device check of the native cuBLAS/cuBLASLt baselines (importer/harness/baselines.py).
 #   bash benchmarks/native_baselines_check.sh            # on a GPU machine, from the repo root
 # Uses $CUDA_L2_EXPLORER_BASELINES_LIB, else the newest .native-build/libhgemm_baselines-*.so,
 # else builds one. Writes env.txt, report.txt, pytest.txt under $OUT (default /tmp/native-check).
@@ -27,7 +27,7 @@ cat "$OUT/env.txt"
 
 echo "=== load without torch (preload path)"
 python3 - <<'PY' 2>&1 | tee "$OUT/report.txt"
-from cuda_l2_explorer.importer import native
+from cuda_l2_explorer.importer.harness import baselines as native
 lib = native.load_baselines()
 print("versions:", native.versions(lib))
 with native.CublasBaselines(lib=lib) as ctx:
@@ -39,7 +39,7 @@ PY
 echo "=== device build check (nvcc + cuBLAS headers on this machine)"
 python3 - <<'PY' 2>&1 | tee -a "$OUT/report.txt"
 import time
-from cuda_l2_explorer.importer import native
+from cuda_l2_explorer.importer.harness import baselines as native
 t = time.time()
 try:
     p = native.build_baselines("/tmp/native-build-check")
@@ -51,7 +51,7 @@ PY
 echo "=== warm-L2 sanity timings (us per call, median of 5 samples)"
 python3 - <<'PY' 2>&1 | tee -a "$OUT/report.txt"
 import torch
-from cuda_l2_explorer.importer import native
+from cuda_l2_explorer.importer.harness import baselines as native
 ctx32, ctx16 = native.CublasBaselines(), native.CublasBaselines(compute16=True)
 print("versions with torch loaded first:", ctx32.versions())
 def t_us(fn, reps):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -9,6 +10,7 @@ if TYPE_CHECKING:  # polars is imported where frames are built: the GPU worker s
     import polars as pl
 
 from cuda_l2_explorer.db.errors import NotFoundError, UsageError
+from cuda_l2_explorer.db.shapes import Shape
 from cuda_l2_explorer.db.store import Store
 from cuda_l2_explorer.db.views import BEST, HEADLINE_BASELINES, REPORT_ORDER
 
@@ -368,3 +370,66 @@ def stats_by_regime(store: Store, filters: Filters, baseline: str = BEST) -> pl.
         .sort("set_id", "gpu", "mode", "source", "_order")
         .drop("_order")
     )
+
+
+# ------------------------------------------------------------------------------------------------
+# Harness runs (importer.harness.runner), published imports (importer.published), tuner search
+# (tuner.search)
+# ------------------------------------------------------------------------------------------------
+
+
+def done_configs(store: Store, run_id: str) -> set[Shape]:
+    """The configs of a run that are finished (have a run_configs row)."""
+    rows = store.con.execute("SELECT m, n, k FROM main.run_configs WHERE run_id = ?", [run_id]).fetchall()
+    return {Shape(*r) for r in rows}
+
+
+def resumable_run(
+    store: Store, run_id: str | None, set_id: str | None, mode: str, kind: str
+) -> tuple[str, str] | None:
+    """(run_id, params JSON) of the run ``run_id`` of this kind, or, without an id, of the latest
+    unfinished run of this kind, set and mode; None when there is none."""
+    if run_id:
+        row = store.con.execute(
+            "SELECT run_id, params FROM main.runs WHERE run_id = ? AND kind = ?", [run_id, kind]
+        ).fetchone()
+    else:
+        row = store.con.execute(
+            "SELECT run_id, params FROM main.runs WHERE kind = ? AND status <> 'complete' "
+            "AND set_id IS NOT DISTINCT FROM ? AND mode = ? ORDER BY started_at DESC LIMIT 1",
+            [kind, set_id, mode],
+        ).fetchone()
+    return (row[0], row[1]) if row else None
+
+
+def published_runs(store: Store, set_id: str, mode: str) -> pl.DataFrame:
+    """run_id and source_sha256 of the published import of (set, mode), if any."""
+    return store.query(
+        "SELECT run_id, source_sha256 FROM main.runs WHERE kind = 'published' AND set_id = ? AND mode = ?",
+        [set_id, mode],
+    )
+
+
+def chosen_search_rows(store: Store, run_ids: Sequence[str]) -> list[tuple]:
+    """The kept candidate of every config of the search runs ``run_ids``, oldest run first:
+    (m, n, k, kernel, params, variant, median, p10, p90, run_id, gpu, gpu_name, started_at,
+    run params, candidates measured, best reference, its median)."""
+    marks = ", ".join("?" for _ in run_ids)
+    return store.con.execute(
+        f"""
+        SELECT s.m, s.n, s.k, s.kernel, s.params, s.variant, s.median, s.p10, s.p90, s.run_id,
+               r.gpu, r.gpu_name, r.started_at, r.params,
+               (SELECT count(*) FROM main.search_log c WHERE c.run_id = s.run_id AND c.m = s.m
+                  AND c.n = s.n AND c.k = s.k AND c.stage = 1) AS measured,
+               (SELECT arg_min(b.candidate, b.median) FROM main.search_log b WHERE b.run_id = s.run_id
+                  AND b.m = s.m AND b.n = s.n AND b.k = s.k AND b.family = 'baseline'
+                  AND b.status = 'ok') AS ref_name,
+               (SELECT min(b.median) FROM main.search_log b WHERE b.run_id = s.run_id
+                  AND b.m = s.m AND b.n = s.n AND b.k = s.k AND b.family = 'baseline'
+                  AND b.status = 'ok') AS ref_median
+        FROM main.search_log s JOIN main.runs r USING (run_id)
+        WHERE s.chosen AND s.run_id IN ({marks})
+        ORDER BY r.started_at
+        """,
+        list(run_ids),
+    ).fetchall()

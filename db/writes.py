@@ -4,3 +4,242 @@ Callers above ``db`` never write SQL: they pass records here, inside ``Store.tra
 """
 
 from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from cuda_l2_explorer.db.schema import DATA_TABLES
+from cuda_l2_explorer.db.store import Store, tool_version
+
+# ------------------------------------------------------------------------------------------------
+# Harness runs (importer.harness.runner) and the tuner's search log (tuner.search)
+# ------------------------------------------------------------------------------------------------
+
+MEASUREMENT_COLUMNS: tuple[str, ...] = (
+    "run_id", "m", "n", "k", "implementation", "metric", "padded", "l2", "unit", "n_samples",
+    "calls_per_sample", "median", "p10", "p90", "mean", "p99", "min", "max", "status", "rel_error",
+    "error_ratio", "message",
+)  # fmt: skip
+SAMPLE_COLUMNS: tuple[str, ...] = (
+    "run_id",
+    "m",
+    "n",
+    "k",
+    "implementation",
+    "metric",
+    "padded",
+    "idx",
+    "value",
+)
+AUDIT_COLUMNS: tuple[str, ...] = ("run_id", "m", "n", "k", "implementation", "finding", "detail")
+SEARCH_LOG_COLUMNS: tuple[str, ...] = (
+    "run_id", "m", "n", "k", "candidate", "stage", "kernel", "family", "params", "variant", "status",
+    "predicted_us", "median", "p10", "p90", "n_samples", "calls_per_sample", "rel_error", "error_ratio",
+    "chosen", "message",
+)  # fmt: skip
+# The per-config tables a run's result replaces when a config is measured again.
+_CONFIG_TABLES = ("measurements", "samples", "audit_findings", "search_log", "run_configs")
+
+
+def record_gpu(store: Store, gpu: str, name: str, sm_count: int, l2_bytes: int, memory_bytes: int) -> None:
+    """A measured GPU, described in full (a later measurement updates the description)."""
+    store.con.execute(
+        "INSERT INTO main.gpus (gpu, name, sm_count, l2_bytes, memory_bytes) VALUES (?, ?, ?, ?, ?) "
+        "ON CONFLICT (gpu) DO UPDATE SET name = excluded.name, sm_count = excluded.sm_count, "
+        "l2_bytes = excluded.l2_bytes, memory_bytes = excluded.memory_bytes",
+        [gpu, name, sm_count, l2_bytes, memory_bytes],
+    )
+
+
+def start_run(
+    store: Store,
+    run_id: str,
+    *,
+    kind: str,
+    set_id: str | None,
+    gpu: str,
+    mode: str,
+    command_line: str,
+    device: dict[str, Any],
+    cutlass: str | None,
+    params: dict[str, Any],
+) -> None:
+    """A new run in state 'running' with its provenance (``device``: the worker's hello info)."""
+    store.con.execute(
+        "INSERT INTO main.runs (run_id, kind, set_id, gpu, mode, status, tool_version, command_line, "
+        "gpu_name, sm_count, l2_bytes, clock_start_mhz, driver, cuda, cublas, torch, cutlass, params) "
+        "VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            run_id,
+            kind,
+            set_id,
+            gpu,
+            mode,
+            tool_version(),
+            command_line,
+            device["gpu_name"],
+            device["sm_count"],
+            device["l2_bytes"],
+            device.get("clock_sm_mhz"),
+            device.get("driver"),
+            device.get("cuda"),
+            device.get("cublas"),
+            device.get("torch"),
+            cutlass,
+            json.dumps(params),
+        ],
+    )
+
+
+def reopen_run(store: Store, run_id: str) -> None:
+    """A resumed run is 'running' again."""
+    store.con.execute("UPDATE main.runs SET status = 'running' WHERE run_id = ?", [run_id])
+
+
+def finish_run(store: Store, run_id: str, status: str, clock_end_mhz: int | None) -> None:
+    store.con.execute(
+        "UPDATE main.runs SET status = ?, finished_at = current_timestamp, clock_end_mhz = ? "
+        "WHERE run_id = ?",
+        [status, clock_end_mhz, run_id],
+    )
+
+
+def clear_config(store: Store, run_id: str, m: int, n: int, k: int) -> None:
+    """Forget one config of a run (its rows in every per-config table), before it is written again."""
+    for table in _CONFIG_TABLES:
+        store.con.execute(
+            f"DELETE FROM main.{table} WHERE run_id = ? AND m = ? AND n = ? AND k = ?", [run_id, m, n, k]
+        )
+
+
+def insert_measurements(store: Store, rows: Sequence[Sequence[Any]]) -> None:
+    """Rows in :data:`MEASUREMENT_COLUMNS` order."""
+    store.insert_rows("measurements", MEASUREMENT_COLUMNS, rows)
+
+
+def insert_samples(store: Store, rows: Sequence[Sequence[Any]]) -> None:
+    """Rows in :data:`SAMPLE_COLUMNS` order."""
+    store.insert_rows("samples", SAMPLE_COLUMNS, rows)
+
+
+def insert_audit_findings(store: Store, rows: Sequence[Sequence[Any]]) -> None:
+    """Rows in :data:`AUDIT_COLUMNS` order."""
+    store.insert_rows("audit_findings", AUDIT_COLUMNS, rows)
+
+
+def insert_search_log(store: Store, rows: Sequence[Sequence[Any]]) -> None:
+    """Rows in :data:`SEARCH_LOG_COLUMNS` order."""
+    store.insert_rows("search_log", SEARCH_LOG_COLUMNS, rows)
+
+
+def record_config(
+    store: Store,
+    run_id: str,
+    m: int,
+    n: int,
+    k: int,
+    *,
+    status: str,
+    gpu_index: int,
+    seconds: float | None,
+    message: str | None,
+    details: dict[str, Any],
+) -> None:
+    """The row that marks one config of a run as finished (what ``--resume`` skips)."""
+    store.con.execute(
+        "INSERT INTO main.run_configs (run_id, m, n, k, status, gpu_index, seconds, message, details) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [run_id, m, n, k, status, gpu_index, seconds, message, json.dumps(details)],
+    )
+
+
+# ------------------------------------------------------------------------------------------------
+# Published speedups (importer.published) and the bundled dataset's build (importer.bundle)
+# ------------------------------------------------------------------------------------------------
+
+
+def delete_published(store: Store, set_id: str, mode: str) -> None:
+    """A published (set, mode) and its run, before it is imported again."""
+    store.con.execute("DELETE FROM main.published_speedups WHERE set_id = ? AND mode = ?", [set_id, mode])
+    store.con.execute(
+        "DELETE FROM main.runs WHERE kind = 'published' AND set_id = ? AND mode = ?", [set_id, mode]
+    )
+
+
+def record_gpu_label(store: Store, gpu: str) -> None:
+    """A GPU known only by its label (published files say nothing more)."""
+    store.con.execute("INSERT INTO main.gpus (gpu) VALUES (?) ON CONFLICT DO NOTHING", [gpu])
+
+
+def record_published_set(
+    store: Store, set_id: str, name: str, gpu: str, accumulator: str, description: str
+) -> None:
+    store.con.execute(
+        "INSERT INTO main.kernel_sets (set_id, name, gpu, accumulator, origin, description) "
+        "VALUES (?, ?, ?, ?, 'published', ?) ON CONFLICT DO NOTHING",
+        [set_id, name, gpu, accumulator, description],
+    )
+
+
+def record_published_run(
+    store: Store,
+    run_id: str,
+    *,
+    set_id: str,
+    gpu: str,
+    mode: str,
+    command_line: str | None,
+    source: str,
+    source_sha256: str,
+) -> None:
+    store.con.execute(
+        "INSERT INTO main.runs (run_id, kind, set_id, gpu, mode, status, finished_at, tool_version, "
+        "command_line, source, source_sha256) "
+        "VALUES (?, 'published', ?, ?, ?, 'complete', current_timestamp, ?, ?, ?, ?)",
+        [run_id, set_id, gpu, mode, tool_version(), command_line, source, source_sha256],
+    )
+
+
+def insert_published_speedups(store: Store, rows: Sequence[Sequence[Any]]) -> None:
+    """Rows of (run_id, set_id, mode, m, n, k, baseline, speedup)."""
+    store.insert_rows(
+        "published_speedups", ("run_id", "set_id", "mode", "m", "n", "k", "baseline", "speedup"), rows
+    )
+
+
+def cite_source(store: Store, old: str, new: str) -> None:
+    """Runs imported from ``old`` cite ``new`` instead (where the file is published)."""
+    store.con.execute("UPDATE main.runs SET source = ? WHERE source = ?", [new, old])
+
+
+# A measured store describes its GPU in full (SM count, L2): it wins over the label-only row a
+# published import made. Several stores may measure one set (offline in one, server in another):
+# the set and its kernels are kept from the first store, once checked to be the same kernels.
+_MERGE_VERB = {"gpus": "INSERT OR REPLACE", "kernel_sets": "INSERT OR IGNORE", "kernels": "INSERT OR IGNORE"}
+
+
+def merge_store(store: Store, source: Path) -> list[str]:
+    """Copy every data table of the store file ``source`` into ``store``, in one transaction.
+
+    Returns the ids of (up to three) kernels that the two stores hold with different sources or
+    parameters under one id; then nothing is copied.
+    """
+    store.con.execute("ATTACH ? AS src (READ_ONLY)", [str(source)])
+    try:
+        with store.transaction():
+            clash = store.con.execute(
+                "SELECT s.kernel_id FROM src.kernels s JOIN main.kernels k USING (kernel_id) "
+                "WHERE s.source_sha256 IS DISTINCT FROM k.source_sha256 "
+                "OR s.params::TEXT IS DISTINCT FROM k.params::TEXT "
+                "LIMIT 3"
+            ).fetchall()
+            if clash:
+                return [row[0] for row in clash]
+            for table in DATA_TABLES:
+                verb = _MERGE_VERB.get(table, "INSERT")
+                store.con.execute(f"{verb} INTO main.{table} BY NAME SELECT * FROM src.{table}")
+    finally:
+        store.con.execute("DETACH src")
+    return []

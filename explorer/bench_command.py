@@ -1,4 +1,4 @@
-"""``cuda-l2-explorer bench``: from arguments to a plan for importer.bench, with progress."""
+"""``cuda-l2-explorer bench``: from arguments to a plan for the harness's runner, with progress."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ def _shapes(args: argparse.Namespace, set_shapes: list[Shape]) -> list[Shape]:
 
 
 def _settings(args: argparse.Namespace):
-    from cuda_l2_explorer.importer.protocol import ProtocolSettings
+    from cuda_l2_explorer.importer.harness.protocol import ProtocolSettings
 
     samples = args.samples if args.samples is not None else (15 if args.mode == "offline" else 20)
     if samples < 1 or args.warmup_s < 0 or args.target_qps <= 0 or args.timeout <= 0:
@@ -77,7 +77,8 @@ def _resolve_set_dir(args: argparse.Namespace, store_path: Path | None) -> Path 
 
 
 def run_bench_command(args: argparse.Namespace) -> int:
-    from cuda_l2_explorer.importer import bench
+    from cuda_l2_explorer.importer.harness import device, runner
+    from cuda_l2_explorer.importer.harness.plan import BenchPlan
     from cuda_l2_explorer.importer.kernelset import scan_set
 
     settings = _settings(args)
@@ -92,7 +93,7 @@ def run_bench_command(args: argparse.Namespace) -> int:
             _say(args, f"skipped {rel}: {reason}")
     set_shapes = [f.shape for f in scan.files] if scan else []
     shapes = _shapes(args, set_shapes)
-    gpus = bench.parse_gpus(args.gpus, bench.visible_gpus())
+    gpus = device.parse_gpus(args.gpus, device.visible_gpus())
     set_id = None
     if scan is not None:
         name = args.set_name or scan.root.parent.name or "set"
@@ -100,13 +101,13 @@ def run_bench_command(args: argparse.Namespace) -> int:
     with Store.open(store_path, with_bundled=False, views=False) as store:
         resume = None
         if args.resume:
-            resume = bench.find_resumable(
+            resume = runner.find_resumable(
                 store, None if args.resume == "latest" else args.resume, set_id, settings.mode
             )
             shapes = [parse_mnk(s) for s in resume[1]["shapes"]]
     kernels = _build(args, store_path, scan, set_id, shapes) if scan is not None else {}
     # The store is closed here: the run holds it only for each commit (readers get their turn).
-    plan = bench.BenchPlan(
+    plan = BenchPlan(
         shapes=shapes,
         settings=settings,
         baselines=baselines,
@@ -124,7 +125,7 @@ def run_bench_command(args: argparse.Namespace) -> int:
 
 def _cutlass_of(scan) -> str | None:
     """The CUTLASS version the set's kernels were built against, if any of them uses CUTLASS."""
-    from cuda_l2_explorer.importer.kernel_build import find_cutlass
+    from cuda_l2_explorer.importer.harness.build import find_cutlass
 
     uses = any(CUTLASS_INCLUDE.search(f.path.read_text(errors="replace")) for f in scan.files)
     found = find_cutlass() if uses else None
@@ -134,13 +135,17 @@ def _cutlass_of(scan) -> str | None:
 def _run(args: argparse.Namespace, plan, resume, store_path: Path | None, *, summary_out: bool = True) -> str:
     """Run ``plan`` with a progress bar; say and (unless told not to) print the run's summary.
     Returns the run's id."""
-    from cuda_l2_explorer.importer import bench
+    from cuda_l2_explorer.importer.harness import runner
 
     run_id, summary = with_run_bar(
         args,
         f"bench {plan.settings.mode}",
-        lambda progress: bench.run_plan(
-            bench.store_opener(store_path), plan, bench.command_line_of(args.argv), resume, progress=progress
+        lambda progress: runner.run_plan(
+            runner.store_opener(store_path),
+            plan,
+            runner.command_line_of(args.argv),
+            resume,
+            progress=progress,
         ),
     )
     _say(
@@ -158,24 +163,26 @@ def _run(args: argparse.Namespace, plan, resume, store_path: Path | None, *, sum
 def _run_manifest_set(args, settings, baselines, store_path: Path | None, set_dir: Path) -> int:
     """Our own set (kernels/<device>_<ACC>/manifest.json): its kernels run from the compiled
     library, so no per-config build; the set is recorded from the manifest."""
-    from cuda_l2_explorer.importer import bench
+    from cuda_l2_explorer.importer.harness import device, runner
+    from cuda_l2_explorer.importer.harness.plan import BenchPlan
     from cuda_l2_explorer.tune_command import _library, library_entries, record_set
     from cuda_l2_explorer.tuner import manifest as mf
     from cuda_l2_explorer.tuner.native import library_cutlass_version
+    from cuda_l2_explorer.tuner.search import TUNER_WORKER
 
     manifest = mf.load(set_dir / "manifest.json")
     set_shapes = sorted(Shape(e["m"], e["n"], e["k"]) for e in manifest["configs"])
     shapes = _shapes(args, set_shapes)
     library = _library(args)
-    gpus = bench.parse_gpus(args.gpus, bench.visible_gpus())
+    gpus = device.parse_gpus(args.gpus, device.visible_gpus())
     set_id = record_set(store_path, set_dir.resolve(), manifest, library)
     with Store.open(store_path, with_bundled=False, views=False) as store:
         resume = None
         if args.resume:
             run = None if args.resume == "latest" else args.resume
-            resume = bench.find_resumable(store, run, set_id, settings.mode)
+            resume = runner.find_resumable(store, run, set_id, settings.mode)
             shapes = [parse_mnk(s) for s in resume[1]["shapes"]]
-    plan = bench.BenchPlan(
+    plan = BenchPlan(
         shapes=shapes,
         settings=settings,
         baselines=baselines,
@@ -185,6 +192,7 @@ def _run_manifest_set(args, settings, baselines, store_path: Path | None, set_di
         gpus=gpus,
         timeout_s=args.timeout,
         l2="warm" if args.warm_l2 else "cold",
+        worker=TUNER_WORKER,
         cutlass=library_cutlass_version(library),
     )
     run_id = _run(args, plan, resume, store_path)
@@ -198,8 +206,8 @@ def _run_manifest_set(args, settings, baselines, store_path: Path | None, set_di
 def _build(args, store_path: Path | None, scan, set_id: str, shapes: list[Shape]) -> dict:
     """Build the set's kernels for ``shapes`` (parallel, cached; the store is not held meanwhile)
     and record them in the store in one short transaction."""
-    from cuda_l2_explorer.importer import bench
-    from cuda_l2_explorer.importer.kernel_build import build_all
+    from cuda_l2_explorer.importer.harness.build import build_all
+    from cuda_l2_explorer.importer.harness.plan import KernelEntry
     from cuda_l2_explorer.importer.kernelset import padded_shape
 
     by_shape = {f.shape: f for f in scan.files}
@@ -224,7 +232,7 @@ def _build(args, store_path: Path | None, scan, set_id: str, shapes: list[Shape]
         for f in files:
             result = results[f.path]
             pad = padded_shape(f.shape, f.pad) if f.pad else None
-            entries[f.shape] = bench.KernelEntry(
+            entries[f.shape] = KernelEntry(
                 module=str(result.module_path) if result.ok else None,
                 pad_shape=pad.astuple() if pad and pad != f.shape else None,
                 build_error=None if result.ok else (result.log or "compile failed")[-2000:],

@@ -43,7 +43,7 @@ def _library(args: argparse.Namespace) -> Path:
 
 
 def run_tune_command(args: argparse.Namespace) -> int:
-    from cuda_l2_explorer.importer import bench
+    from cuda_l2_explorer.importer.harness import device, runner
     from cuda_l2_explorer.tuner import manifest as mf
     from cuda_l2_explorer.tuner.search import manifest_entries, run_search, search_plan
 
@@ -52,14 +52,14 @@ def run_tune_command(args: argparse.Namespace) -> int:
     shapes = _tune_shapes(args)
     library = _library(args)
     store_path = Path(args.db).expanduser() if args.db else None
-    gpus = bench.parse_gpus(args.gpus, bench.visible_gpus())
+    gpus = device.parse_gpus(args.gpus, device.visible_gpus())
     plan = search_plan(
         shapes, library, gpus, limit=args.limit, finalists=args.finalists, timeout_s=args.timeout
     )
     resume = None
     if args.resume:
         with Store.open(store_path, with_bundled=False, views=False) as store:
-            resume = bench.find_resumable(
+            resume = runner.find_resumable(
                 store, None if args.resume == "latest" else args.resume, None, "offline", kind="tune"
             )
         plan.shapes = [Shape(*map(int, s.split("_"))) for s in resume[1]["shapes"]]
@@ -67,7 +67,7 @@ def run_tune_command(args: argparse.Namespace) -> int:
         args,
         "tune",
         lambda progress: run_search(
-            store_path, plan, bench.command_line_of(args.argv), resume, progress=progress
+            store_path, plan, runner.command_line_of(args.argv), resume, progress=progress
         ),
     )
     with Store.open(store_path, with_bundled=False, views=False) as store:
@@ -106,8 +106,8 @@ def run_tune_command(args: argparse.Namespace) -> int:
 
 
 def library_entries(manifest: dict, library: Path, shapes: list[Shape] | None = None) -> dict:
-    """bench.KernelEntry per manifest config (run through the compiled library)."""
-    from cuda_l2_explorer.importer.bench import KernelEntry
+    """A KernelEntry per manifest config (run through the compiled library by the tuner's worker)."""
+    from cuda_l2_explorer.importer.harness.plan import KernelEntry
 
     wanted = set(shapes) if shapes is not None else None
     out = {}
@@ -149,12 +149,13 @@ def measure_set(
 ) -> str:
     """The kept kernels against the seven baselines, offline, full protocol (a bench run)."""
     from cuda_l2_explorer.db.views import BASELINES
-    from cuda_l2_explorer.importer import bench
-    from cuda_l2_explorer.importer.protocol import ProtocolSettings
+    from cuda_l2_explorer.importer.harness.plan import BenchPlan
+    from cuda_l2_explorer.importer.harness.protocol import ProtocolSettings
     from cuda_l2_explorer.tuner.native import library_cutlass_version
+    from cuda_l2_explorer.tuner.search import TUNER_WORKER
 
     shapes = sorted(Shape(e["m"], e["n"], e["k"]) for e in entries)
-    plan = bench.BenchPlan(
+    plan = BenchPlan(
         shapes=shapes,
         settings=ProtocolSettings(mode="offline"),
         baselines=BASELINES,
@@ -162,6 +163,7 @@ def measure_set(
         kernels=library_entries({"configs": entries}, library),
         gpus=list(gpus),
         timeout_s=args.timeout,
+        worker=TUNER_WORKER,
         cutlass=library_cutlass_version(library),
     )
     return _run(args, plan, None, store_path, summary_out=False)

@@ -1,1 +1,3 @@
-"""Import pipelines: published speedup CSVs now; GPU benchmark runs and kernel sets next."""
+"""Measurements and imports into the store: the GPU benchmark harness (``harness``), published
+speedup CSVs (``published``, fetched by ``fetch``), kernel-set scanning (``kernelset``) and the
+bundled dataset's build (``bundle``)."""

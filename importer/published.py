@@ -17,9 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from urllib.parse import urlparse
 
+from cuda_l2_explorer.db import reads, writes
 from cuda_l2_explorer.db.errors import BadInputError, UsageError
 from cuda_l2_explorer.db.shapes import Shape, parse_mnk
-from cuda_l2_explorer.db.store import Store, new_id, tool_version
+from cuda_l2_explorer.db.store import Store, new_id
 from cuda_l2_explorer.db.views import PUBLISHED_COLUMNS
 from cuda_l2_explorer.importer.fetch import FetchOptions, ProgressCallback, fetch_url, is_url, read_local
 
@@ -250,10 +251,7 @@ def import_published(
 
 def _write_one(store: Store, published: PublishedFile, command_line: str | None) -> ImportResult:
     labels = published.labels
-    previous = store.query(
-        "SELECT run_id, source_sha256 FROM main.runs WHERE kind = 'published' AND set_id = ? AND mode = ?",
-        [labels.set_id, labels.mode],
-    )
+    previous = reads.published_runs(store, labels.set_id, labels.mode)
     result = dict(
         origin=published.origin,
         set_id=labels.set_id,
@@ -265,44 +263,29 @@ def _write_one(store: Store, published: PublishedFile, command_line: str | None)
     if previous.height and published.sha256 in previous["source_sha256"].to_list():
         run_id = previous.filter(previous["source_sha256"] == published.sha256)["run_id"][0]
         return ImportResult(**result, action="unchanged", run_id=run_id)
-    store.con.execute(
-        "DELETE FROM main.published_speedups WHERE set_id = ? AND mode = ?", [labels.set_id, labels.mode]
-    )
-    store.con.execute(
-        "DELETE FROM main.runs WHERE kind = 'published' AND set_id = ? AND mode = ?",
-        [labels.set_id, labels.mode],
-    )
-    store.con.execute("INSERT INTO main.gpus (gpu) VALUES (?) ON CONFLICT DO NOTHING", [labels.gpu])
-    store.con.execute(
-        "INSERT INTO main.kernel_sets (set_id, name, gpu, accumulator, origin, description) "
-        "VALUES (?, ?, ?, ?, 'published', ?) ON CONFLICT DO NOTHING",
-        [
-            labels.set_id,
-            labels.set_name,
-            labels.gpu,
-            labels.accumulator,
-            "published speedups of the reference system (CUDA-L2)",
-        ],
+    writes.delete_published(store, labels.set_id, labels.mode)
+    writes.record_gpu_label(store, labels.gpu)
+    writes.record_published_set(
+        store,
+        labels.set_id,
+        labels.set_name,
+        labels.gpu,
+        labels.accumulator,
+        "published speedups of the reference system (CUDA-L2)",
     )
     run_id = new_id()
-    store.con.execute(
-        "INSERT INTO main.runs (run_id, kind, set_id, gpu, mode, status, finished_at, tool_version, "
-        "command_line, source, source_sha256) "
-        "VALUES (?, 'published', ?, ?, ?, 'complete', current_timestamp, ?, ?, ?, ?)",
-        [
-            run_id,
-            labels.set_id,
-            labels.gpu,
-            labels.mode,
-            tool_version(),
-            command_line,
-            published.origin,
-            published.sha256,
-        ],
+    writes.record_published_run(
+        store,
+        run_id,
+        set_id=labels.set_id,
+        gpu=labels.gpu,
+        mode=labels.mode,
+        command_line=command_line,
+        source=published.origin,
+        source_sha256=published.sha256,
     )
-    store.insert_rows(
-        "published_speedups",
-        ("run_id", "set_id", "mode", "m", "n", "k", "baseline", "speedup"),
+    writes.insert_published_speedups(
+        store,
         [
             (run_id, labels.set_id, labels.mode, shape.m, shape.n, shape.k, baseline, value)
             for shape, values in published.rows

@@ -1,4 +1,4 @@
-"""A stand-in for importer.worker on machines without a GPU: same JSON-lines protocol.
+"""A stand-in for the harness worker (and the tuner's) on machines without a GPU: same JSON-lines protocol.
 
 Planted behaviours by M: 13 crashes the process when the kernel runs, 17 hangs when the kernel
 runs, 19 reports a CUDA-context error; every other config returns synthetic timings after

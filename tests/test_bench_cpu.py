@@ -1,6 +1,7 @@
 """The orchestrator on a CPU machine: isolation, per-config commits and resume, with a stand-in
 worker speaking the real JSON-lines protocol (tests/fake_worker.py)."""
 
+import json
 import os
 import signal
 import subprocess
@@ -10,10 +11,13 @@ import time
 from pathlib import Path
 
 import pytest
+from cuda_l2_explorer.db.errors import NoGPUError
 from cuda_l2_explorer.db.shapes import Shape
 from cuda_l2_explorer.db.store import Store
-from cuda_l2_explorer.importer import bench
-from cuda_l2_explorer.importer.protocol import ProtocolSettings
+from cuda_l2_explorer.importer.harness import device, runner
+from cuda_l2_explorer.importer.harness.messages import Result
+from cuda_l2_explorer.importer.harness.plan import BenchPlan, KernelEntry, job_for
+from cuda_l2_explorer.importer.harness.protocol import ProtocolSettings
 
 FAKE = Path(__file__).parent / "fake_worker.py"
 BASELINES = ("cuBLAS-nn", "cuBLAS-tn", "torch.matmul")
@@ -26,8 +30,8 @@ def fake_worker(monkeypatch):
 
 
 def _plan(shapes, kernels=True, timeout=20.0, gpus=(0,)):
-    entries = {s: bench.KernelEntry(module="/fake/module.so") for s in shapes} if kernels else {}
-    return bench.BenchPlan(
+    entries = {s: KernelEntry(module="/fake/module.so") for s in shapes} if kernels else {}
+    return BenchPlan(
         shapes=list(shapes),
         settings=ProtocolSettings(mode="offline", samples=3),
         baselines=BASELINES,
@@ -39,7 +43,7 @@ def _plan(shapes, kernels=True, timeout=20.0, gpus=(0,)):
 
 
 def _opener(db_path):
-    return bench.store_opener(db_path)
+    return runner.store_opener(db_path)
 
 
 def _set_row(store):
@@ -55,7 +59,7 @@ def test_crash_hang_and_error_cost_only_their_config(db_path):
     with Store.open(db_path) as store:
         _set_row(store)
         seen = []
-        _run_id, summary = bench.run_plan(
+        _run_id, summary = runner.run_plan(
             _opener(store.path), _plan(shapes, timeout=3.0), "test", progress=seen.append
         )
         configs = store.query("SELECT m, status, message FROM run_configs ORDER BY m").to_dicts()
@@ -91,26 +95,38 @@ def test_crash_hang_and_error_cost_only_their_config(db_path):
 def test_measured_rows_feed_speedups(db_path):
     with Store.open(db_path) as store:
         _set_row(store)
-        bench.run_plan(_opener(store.path), _plan([Shape(64, 64, 64)]), "test")
+        runner.run_plan(_opener(store.path), _plan([Shape(64, 64, 64)]), "test")
         rows = store.query("SELECT baseline, speedup FROM speedups ORDER BY baseline").to_dicts()
     by = {r["baseline"]: r["speedup"] for r in rows}
     assert by["cuBLAS-nn"] == pytest.approx(1.1) and by["cuBLAS-tn"] == pytest.approx(1.2)
     assert by["best-baseline"] == pytest.approx(1.1) and by["cuBLAS-max"] == pytest.approx(1.1)
 
 
+def test_warm_l2_results_are_labelled_warm(db_path):
+    """SPEC §7: warm-L2 figures only when asked, and labelled as such in the store."""
+    plan = _plan([Shape(64, 64, 64)])
+    plan.l2 = "warm"
+    with Store.open(db_path) as store:
+        _set_row(store)
+        run_id, _ = runner.run_plan(_opener(store.path), plan, "test")
+        labels = store.query("SELECT DISTINCT l2 FROM measurements WHERE run_id = ?", [run_id])["l2"]
+        params_l2 = store.scalar("SELECT json_extract_string(params, '$.l2') FROM runs")
+    assert labels.to_list() == ["warm"] and params_l2 == "warm"
+
+
 def test_resume_redoes_only_what_is_missing(db_path):
     shapes = [Shape(64 * i, 64, 64) for i in range(1, 5)]
     with Store.open(db_path) as store:
         _set_row(store)
-        run_id, _ = bench.run_plan(_opener(store.path), _plan(shapes[:2]), "test")
+        run_id, _ = runner.run_plan(_opener(store.path), _plan(shapes[:2]), "test")
         # Pretend the run was planned for all four and interrupted after two.
         store.con.execute(
             "UPDATE runs SET status = 'interrupted', params = json_merge_patch(params, ?) WHERE run_id = ?",
             ['{"shapes": ["64_64_64", "128_64_64", "192_64_64", "256_64_64"]}', run_id],
         )
-        found = bench.find_resumable(store, None, "planted/h100_F32F16F16F32", "offline")
+        found = runner.find_resumable(store, None, "planted/h100_F32F16F16F32", "offline")
         assert found[0] == run_id
-        bench.run_plan(_opener(store.path), _plan(shapes), "test", resume=found)
+        runner.run_plan(_opener(store.path), _plan(shapes), "test", resume=found)
         counts = store.query("SELECT m, count(*) AS n FROM run_configs GROUP BY m ORDER BY m").to_dicts()
         status = store.scalar("SELECT status FROM runs WHERE run_id = ?", [run_id])
         dupes = store.scalar(
@@ -131,16 +147,16 @@ def test_kill_9_then_resume_loses_nothing(db_path, tmp_path):
         from tests.test_bench_cpu import _plan, _set_row
         from cuda_l2_explorer.db.shapes import Shape
         from cuda_l2_explorer.db.store import Store
-        from cuda_l2_explorer.importer import bench
+        from cuda_l2_explorer.importer.harness import runner
         shapes = [Shape(64 * i, 64, 64) for i in range(1, 13)]
         resume = None
         with Store.open({str(db_path)!r}) as store:
             if len(sys.argv) > 1:
-                resume = bench.find_resumable(store, None, "planted/h100_F32F16F16F32", "offline")
+                resume = runner.find_resumable(store, None, "planted/h100_F32F16F16F32", "offline")
             else:
                 _set_row(store)
         # as the CLI does: no connection held while the run commits in short sessions
-        bench.run_plan(bench.store_opener(store.path), _plan(shapes), "test", resume=resume)
+        runner.run_plan(runner.store_opener(store.path), _plan(shapes), "test", resume=resume)
     """)
     )
     log = tmp_path / "answered.txt"
@@ -174,7 +190,7 @@ def test_two_gpus_share_one_run(db_path):
     shapes = [Shape(64 * i, 64, 64) for i in range(1, 7)]
     with Store.open(db_path) as store:
         _set_row(store)
-        run_id, summary = bench.run_plan(_opener(store.path), _plan(shapes, gpus=(0, 1)), "test")
+        run_id, summary = runner.run_plan(_opener(store.path), _plan(shapes, gpus=(0, 1)), "test")
         lanes = store.query("SELECT DISTINCT gpu_index FROM run_configs ORDER BY 1")["gpu_index"].to_list()
         assert store.scalar("SELECT count(*) FROM run_configs WHERE run_id = ?", [run_id]) == 6
     assert summary["done"] == 6
@@ -182,16 +198,16 @@ def test_two_gpus_share_one_run(db_path):
 
 
 def test_gpu_labels_and_gpu_selection():
-    assert bench.gpu_label("NVIDIA H100 80GB HBM3") == "h100"
-    assert bench.gpu_label("NVIDIA H200") == "h200"
-    assert bench.gpu_label("Some New GPU") == "some-new-gpu"
-    assert bench.parse_gpus("all", 4) == [0, 1, 2, 3]
-    assert bench.parse_gpus("1,0,1", 2) == [0, 1]
+    assert device.gpu_label("NVIDIA H100 80GB HBM3") == "h100"
+    assert device.gpu_label("NVIDIA H200") == "h200"
+    assert device.gpu_label("Some New GPU") == "some-new-gpu"
+    assert device.parse_gpus("all", 4) == [0, 1, 2, 3]
+    assert device.parse_gpus("1,0,1", 2) == [0, 1]
     from cuda_l2_explorer.db.errors import UsageError
 
     for bad in ("2", "x", ""):
         with pytest.raises(UsageError):
-            bench.parse_gpus(bad, 2)
+            device.parse_gpus(bad, 2)
 
 
 def test_bench_without_a_gpu_says_so(cli, db_path, monkeypatch):
@@ -199,3 +215,46 @@ def test_bench_without_a_gpu_says_so(cli, db_path, monkeypatch):
     result = cli("--db", db_path, "bench", "--mnk", "64_64_64", "--baselines", "cuBLAS-nn")
     assert result.code == 7 and "torch" in result.err
     assert len(result.err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    "module", ["cuda_l2_explorer.importer.harness.worker", "cuda_l2_explorer.tuner.search_worker"]
+)
+def test_worker_entry_points_speak_the_protocol(module, monkeypatch):
+    """Both worker modules start and say why they cannot measure (no torch here), in one line."""
+    try:
+        import torch  # noqa: F401
+
+        pytest.skip("torch is installed: the worker would start for real")
+    except ImportError:
+        pass
+    monkeypatch.delenv("CUDA_L2_EXPLORER_WORKER")
+    with pytest.raises(NoGPUError, match="torch"):
+        runner.start_worker(0, module, timeout=60)
+
+
+def test_the_harness_imports_nothing_of_the_tuner():
+    code = (
+        "import sys\n"
+        "import cuda_l2_explorer.importer.harness.runner, cuda_l2_explorer.importer.harness.worker\n"
+        "import cuda_l2_explorer.importer.harness.build, cuda_l2_explorer.importer.bundle\n"
+        "print(sorted(m for m in sys.modules if m.startswith('cuda_l2_explorer.tuner')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_every_job_kind_answers_with_one_result_message():
+    result = Result(64, 128, 256, [{"implementation": "kernel"}], [("sync_per_call", "x")], {"seconds": 1.0})
+    message = json.loads(json.dumps(result.to_message()))
+    assert message["op"] == "result" and Result.from_message(message).rows == result.rows
+    plan = BenchPlan(
+        shapes=[Shape(64, 128, 256)], settings=ProtocolSettings(), job="search", job_fields={"limit": 3}
+    )
+    assert job_for(plan, Shape(64, 128, 256), with_kernel=True) == {
+        "op": "search",
+        "m": 64,
+        "n": 128,
+        "k": 256,
+        "limit": 3,
+    }

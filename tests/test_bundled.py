@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from conftest import OFFLINE, SERVER, UPSTREAM
 from cuda_l2_explorer.db import bundled
-from cuda_l2_explorer.db.build_bundled import build
 from cuda_l2_explorer.db.schema import SCHEMA_VERSION
 from cuda_l2_explorer.db.store import Store
+from cuda_l2_explorer.importer.bundle import build
 
 
 @pytest.fixture
@@ -66,7 +66,7 @@ def test_older_bundle_reads_new_columns_as_null(bundle_dir, db_path):
 
 def test_shipped_bundle_matches_the_schema_and_its_sources():
     shipped = bundled.manifest()
-    assert shipped, "db/bundled/ has no dataset: run python -m cuda_l2_explorer.db.build_bundled"
+    assert shipped, "db/bundled/ has no dataset: run python -m cuda_l2_explorer.importer.bundle"
     assert shipped["schema_version"] == SCHEMA_VERSION
     with Store.open(None, read_only=True, with_bundled=True) as store:
         assert store.bundled_dir == bundled.default_dir()
@@ -89,7 +89,8 @@ def test_wheel_carries_the_bundled_dataset_and_no_kernels_package(tmp_path):
     names = zipfile.ZipFile(wheel).namelist()
     assert "cuda_l2_explorer/db/bundled/manifest.json" in names
     assert "cuda_l2_explorer/db/bundled/published_speedups.parquet" in names
-    assert "cuda_l2_explorer/importer/csrc/hgemm_baselines.cu" in names
+    assert "cuda_l2_explorer/importer/harness/csrc/hgemm_baselines.cu" in names
+    assert "cuda_l2_explorer/importer/harness/csrc/kernel_wrapper.cpp.in" in names
     # One import namespace: nothing else at the top level of site-packages (SPEC §2).
     top_level = {n.split("/")[0] for n in names}
     assert top_level == {"cuda_l2_explorer", wheel.name.split("-py")[0] + ".dist-info"}, top_level

@@ -25,8 +25,9 @@ def _start_bench(db_path: Path, tmp_path: Path, name: str, count: int, delay: fl
         from pathlib import Path
         from cuda_l2_explorer.db.shapes import Shape
         from cuda_l2_explorer.db.store import Store
-        from cuda_l2_explorer.importer import bench
-        from cuda_l2_explorer.importer.protocol import ProtocolSettings
+        from cuda_l2_explorer.importer.harness import runner
+        from cuda_l2_explorer.importer.harness.plan import BenchPlan, KernelEntry
+        from cuda_l2_explorer.importer.harness.protocol import ProtocolSettings
         set_id = "{name}/h100_F32F16F16F32"
         with Store.open({str(db_path)!r}) as store, store.transaction():
             store.con.execute(
@@ -35,10 +36,10 @@ def _start_bench(db_path: Path, tmp_path: Path, name: str, count: int, delay: fl
                 [set_id, "{name}"],
             )
         shapes = [Shape(64 * i, 64, 64) for i in range(1, {count} + 1)]
-        plan = bench.BenchPlan(shapes=shapes, settings=ProtocolSettings(samples=3), baselines=("cuBLAS-nn",),
-                               set_id=set_id,
-                               kernels={{s: bench.KernelEntry(module="/fake.so") for s in shapes}})
-        bench.run_plan(bench.store_opener(Path({str(db_path)!r})), plan, "test")
+        plan = BenchPlan(shapes=shapes, settings=ProtocolSettings(samples=3), baselines=("cuBLAS-nn",),
+                         set_id=set_id,
+                         kernels={{s: KernelEntry(module="/fake.so") for s in shapes}})
+        runner.run_plan(runner.store_opener(Path({str(db_path)!r})), plan, "test")
     """)
     )
     env = {

@@ -1,4 +1,4 @@
-"""CPU tests of kernel sets: scanning (importer/kernelset.py) and building (importer/kernel_build.py).
+"""CPU tests of kernel sets: scanning (importer/kernelset.py) and building (importer/harness/build.py).
 
 The build tests run nvcc for real (skipped when nvcc is absent) against a small fake of the torch
 and pybind11 headers, so that the compile path, the cache and the failure handling are exercised
@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from cuda_l2_explorer.db.errors import BadInputError, IOFailure, UsageError
 from cuda_l2_explorer.db.shapes import Shape
-from cuda_l2_explorer.importer import kernel_build as kb
-from cuda_l2_explorer.importer import native
+from cuda_l2_explorer.importer.harness import build as kb
+from cuda_l2_explorer.importer.harness import toolchain
 from cuda_l2_explorer.importer.kernelset import (
     KernelFile,
     entry_point,
@@ -456,7 +456,7 @@ def test_without_torch_the_toolchain_error_is_clear(tmp_path):
 # Build: real nvcc against fake torch headers
 # ----------------------------------------------------------------------------------------------
 
-NVCC = native.find_nvcc()
+NVCC = toolchain.find_nvcc()
 needs_nvcc = pytest.mark.skipif(NVCC is None, reason="nvcc not on PATH")
 
 # Just enough of torch/extension.h (and the two headers the planted kernels also include) for the

@@ -1,4 +1,4 @@
-"""CPU tests of importer/native.py: the nvcc build, its cache key, and the loader's plumbing."""
+"""CPU tests of importer/harness/baselines.py: the nvcc build, its cache key, and the loader's plumbing."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import ctypes
 import sys
 
 import pytest
-from cuda_l2_explorer.importer import native
+from cuda_l2_explorer.importer.harness import baselines as native
+from cuda_l2_explorer.importer.harness import toolchain
 
 
 def test_layout_names():
@@ -31,17 +32,17 @@ def test_build_key_tracks_flags_arch_and_tools():
     assert base != native.build_key(nvcc_ver="release 13.0", cublas_ver="13.1.0.3")
 
 
-needs_nvcc = pytest.mark.skipif(native.find_nvcc() is None, reason="nvcc not on PATH")
+needs_nvcc = pytest.mark.skipif(toolchain.find_nvcc() is None, reason="nvcc not on PATH")
 
 
 def _need_cublas_dev():
-    if native.find_cublas_dev() is None:
+    if toolchain.find_cublas_dev() is None:
         pytest.skip("cuBLAS headers not found (pip install nvidia-cublas)")
 
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    if native.find_nvcc() is None:
+    if toolchain.find_nvcc() is None:
         pytest.skip("nvcc not on PATH")
     _need_cublas_dev()
     cache = tmp_path_factory.mktemp("native-cache")
@@ -84,7 +85,7 @@ def test_changed_flag_changes_the_library_name(built, monkeypatch):
 @needs_nvcc
 def test_compile_failure_carries_nvcc_message(tmp_path):
     _need_cublas_dev()
-    with pytest.raises(native.NativeBuildError) as info:
+    with pytest.raises(toolchain.NativeBuildError) as info:
         native.build_baselines(tmp_path, extra_flags=("--no-such-nvcc-flag",))
     assert "no-such-nvcc-flag" in info.value.output
     assert info.value.cmd and "--no-such-nvcc-flag" in info.value.cmd

@@ -4,10 +4,9 @@ import random
 import statistics
 
 import pytest
-from cuda_l2_explorer.importer.protocol import (
-    AuditObservation,
+from cuda_l2_explorer.importer.harness.audit import AuditObservation, audit_findings
+from cuda_l2_explorer.importer.harness.protocol import (
     ProtocolSettings,
-    audit_findings,
     calls_per_sample,
     classify_correctness,
     measure,

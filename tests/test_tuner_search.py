@@ -134,7 +134,7 @@ def test_search_logs_every_candidate_resumes_and_keeps_the_fastest(db_path, monk
 
 
 def test_record_search_replaces_a_config_in_one_transaction(db_path) -> None:
-    from cuda_l2_explorer.importer.bench import Outcome
+    from cuda_l2_explorer.importer.harness.runner import Outcome
 
     with Store.open(db_path, with_bundled=False) as store:
         store.con.execute(

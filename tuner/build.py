@@ -38,9 +38,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cuda_l2_explorer.importer.kernel_build import CutlassInfo
-from cuda_l2_explorer.importer.kernel_build import find_cutlass as _find_cutlass
-from cuda_l2_explorer.importer.native import find_nvcc, nvcc_version
+from cuda_l2_explorer.importer.harness.build import CutlassInfo
+from cuda_l2_explorer.importer.harness.build import find_cutlass as _find_cutlass
+from cuda_l2_explorer.importer.harness.toolchain import find_nvcc, nvcc_version
 from cuda_l2_explorer.tuner import catalog as cat
 from cuda_l2_explorer.tuner import tiny
 from cuda_l2_explorer.tuner.abi import ABI_VERSION
@@ -72,7 +72,7 @@ class BuildError(RuntimeError):
 
 
 def find_cutlass() -> CutlassInfo | None:
-    """CUTLASS headers as importer.kernel_build finds them ($CUTLASS_DIR, the repo's cutlass/, the
+    """CUTLASS headers as importer.harness.build finds them ($CUTLASS_DIR, the package's cutlass/, the
     nvidia-cutlass wheel), when they include tools/util, which the SM90 builders need."""
     found = _find_cutlass()
     return found if found is not None and len(found.include_dirs) == 2 else None

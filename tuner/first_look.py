@@ -3,7 +3,7 @@
 For each shape: every compiled kernel that can implement it, with its runtime variants (raster,
 swizzle, stream-K / split-K), is checked for correctness (fresh N(0,1) inputs, C poisoned with
 NaN, error against an fp32 reference with TF32 off, compared with cuBLASLt's own error through
-importer.protocol.classify_correctness), then timed under importer.protocol.measure (offline
+importer.harness.protocol.classify_correctness), then timed under importer.harness.protocol.measure (offline
 mode, CUDA events, cold L2 by rotating input sets sized with protocol.rotation_sets), against
 cuBLASLt's heuristic top-1 and its other candidates (nn and tn) and torch.matmul. Two stages so
 the budget fits: a short sweep of everything, then a longer interleaved run of the best few.
@@ -11,7 +11,7 @@ the budget fits: a short sweep of everything, then a longer interleaved run of t
     python3 -m cuda_l2_explorer.tuner.first_look --out $OUT/first_look.json [--shapes 4096x4096x4096,...]
 
 Needs torch with CUDA, the tuner library (tuner/build.py) and the baselines library
-(importer/native.py; $CUDA_L2_EXPLORER_BASELINES_LIB).
+(importer/harness/baselines.py; $CUDA_L2_EXPLORER_BASELINES_LIB).
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from cuda_l2_explorer.importer import protocol
-from cuda_l2_explorer.importer.native import CublasBaselines
+from cuda_l2_explorer.importer.harness import protocol
+from cuda_l2_explorer.importer.harness.baselines import CublasBaselines
 from cuda_l2_explorer.tuner.native import (
     Kernel,
     TunerError,
@@ -406,7 +406,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     import torch
-    from cuda_l2_explorer.importer.worker import device_info
+    from cuda_l2_explorer.importer.harness.device import device_info, nvidia_smi
 
     def log(msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)
@@ -431,9 +431,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         torch.cuda.empty_cache()
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(results, indent=1, default=str))
-    results["device"]["clocks_end"] = __import__(
-        "cuda_l2_explorer.importer.worker", fromlist=["nvidia_smi"]
-    ).nvidia_smi()
+    results["device"]["clocks_end"] = nvidia_smi()
     args.out.write_text(json.dumps(results, indent=1, default=str))
     print(table(results))
     return 0

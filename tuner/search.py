@@ -1,8 +1,8 @@
 """The per-shape kernel search, orchestrated from the CPU side: plan, store, manifest.
 
-The search runs through importer.bench's machinery (one worker process per GPU, crash and hang
+The search runs through the harness's runner (one worker process per GPU, crash and hang
 isolation, one transaction per finished config, ``--resume``) as a run of kind ``tune``; the GPU
-side of one config is tuner.search_gpu. Every candidate's figures land in the ``search_log``
+side of one config is tuner.search_worker. Every candidate's figures land in the ``search_log``
 table; the kept kernel of each config is the fastest correct stage-2 finalist, and it becomes
 that config's manifest entry (tuner.manifest).
 """
@@ -15,24 +15,17 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from cuda_l2_explorer.db import reads, writes
 from cuda_l2_explorer.db.shapes import Shape
 from cuda_l2_explorer.db.store import Store
-from cuda_l2_explorer.importer.bench import (
-    HARNESS_VERSION,
-    BenchPlan,
-    Outcome,
-    ProgressCallback,
-    run_plan,
-    store_opener,
-)
-from cuda_l2_explorer.importer.protocol import ProtocolSettings
+from cuda_l2_explorer.importer.harness.plan import BenchPlan
+from cuda_l2_explorer.importer.harness.protocol import HARNESS_VERSION, ProtocolSettings
+from cuda_l2_explorer.importer.harness.runner import Outcome, ProgressCallback, run_plan, store_opener
 from cuda_l2_explorer.tuner.native import library_cutlass_version
 
-SEARCH_COLUMNS = (
-    "run_id", "m", "n", "k", "candidate", "stage", "kernel", "family", "params", "variant", "status",
-    "predicted_us", "median", "p10", "p90", "n_samples", "calls_per_sample", "rel_error", "error_ratio",
-    "chosen", "message",
-)  # fmt: skip
+# The worker module that serves search jobs and runs kernels of our compiled library: every plan
+# with library kernels names it.
+TUNER_WORKER = "cuda_l2_explorer.tuner.search_worker"
 
 
 def search_plan(
@@ -52,8 +45,10 @@ def search_plan(
         gpus=list(gpus),
         timeout_s=timeout_s,
         kind="tune",
+        job="search",
+        worker=TUNER_WORKER,
         cutlass=library_cutlass_version(library),
-        search={
+        job_fields={
             "library": str(Path(library).resolve()),
             "limit": limit,
             "finalists": finalists,
@@ -64,7 +59,7 @@ def search_plan(
 
 def record_search(store: Store, run_id: str, shape: Shape, outcome: Outcome, gpu: int) -> None:
     """One config's search log and its run_configs row, in one transaction."""
-    key = [run_id, shape.m, shape.n, shape.k]
+    key = (run_id, shape.m, shape.n, shape.k)
     best = outcome.info.get("best")
     rows = []
     for r in outcome.rows:
@@ -97,20 +92,16 @@ def record_search(store: Store, run_id: str, shape: Shape, outcome: Outcome, gpu
              ref["p90"], None, None, None, None, False, None)
         )  # fmt: skip
     with store.transaction():
-        for table in ("search_log", "run_configs"):
-            store.con.execute(f"DELETE FROM main.{table} WHERE run_id = ? AND m = ? AND n = ? AND k = ?", key)
-        store.insert_rows("search_log", SEARCH_COLUMNS, rows)
-        store.con.execute(
-            "INSERT INTO main.run_configs (run_id, m, n, k, status, gpu_index, seconds, message, details) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                *key,
-                outcome.status if best or outcome.status != "done" else "error",
-                gpu,
-                outcome.info.get("seconds"),
-                outcome.message or (None if best or outcome.status != "done" else "no correct candidate"),
-                json.dumps(outcome.info),
-            ],
+        writes.clear_config(store, *key)
+        writes.insert_search_log(store, rows)
+        writes.record_config(
+            store,
+            *key,
+            status=outcome.status if best or outcome.status != "done" else "error",
+            gpu_index=gpu,
+            seconds=outcome.info.get("seconds"),
+            message=outcome.message or (None if best or outcome.status != "done" else "no correct candidate"),
+            details=outcome.info,
         )
 
 
@@ -128,25 +119,7 @@ def manifest_entries(store: Store, run_ids: Sequence[str]) -> list[dict[str, Any
     """The kept kernel of every config of ``run_ids`` (a later run wins for the same config)."""
     if not run_ids:
         return []
-    marks = ", ".join("?" for _ in run_ids)
-    rows = store.con.execute(
-        f"""
-        SELECT s.m, s.n, s.k, s.kernel, s.params, s.variant, s.median, s.p10, s.p90, s.run_id,
-               r.gpu, r.gpu_name, r.started_at, r.params,
-               (SELECT count(*) FROM main.search_log c WHERE c.run_id = s.run_id AND c.m = s.m
-                  AND c.n = s.n AND c.k = s.k AND c.stage = 1) AS measured,
-               (SELECT arg_min(b.candidate, b.median) FROM main.search_log b WHERE b.run_id = s.run_id
-                  AND b.m = s.m AND b.n = s.n AND b.k = s.k AND b.family = 'baseline'
-                  AND b.status = 'ok') AS ref_name,
-               (SELECT min(b.median) FROM main.search_log b WHERE b.run_id = s.run_id
-                  AND b.m = s.m AND b.n = s.n AND b.k = s.k AND b.family = 'baseline'
-                  AND b.status = 'ok') AS ref_median
-        FROM main.search_log s JOIN main.runs r USING (run_id)
-        WHERE s.chosen AND s.run_id IN ({marks})
-        ORDER BY r.started_at
-        """,
-        list(run_ids),
-    ).fetchall()
+    rows = reads.chosen_search_rows(store, run_ids)
     entries: dict[tuple[int, int, int], dict[str, Any]] = {}
     for (m, n, k, kernel, params, variant, med, p10, p90, run_id, gpu, gpu_name, started, run_params,
          measured, ref_name, ref_median) in rows:  # fmt: skip

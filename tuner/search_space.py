@@ -6,7 +6,7 @@ plus one :class:`~tuner.native.Variant` of its runtime arguments. The model is d
 coarse: it only has to keep the real winner inside the short list, not rank it. It counts what
 decides most HGEMM shapes on Hopper: how many output tiles there are against the number of SMs
 (waves, and the tail of the last one), how much of each tile is padding, and the memory floor.
-Stage 1 measures every kept candidate briefly; stage 2 re-measures the best few (tuner/search_gpu).
+Stage 1 measures every kept candidate briefly; stage 2 re-measures the best few (tuner/search_worker).
 """
 
 from __future__ import annotations

@@ -117,8 +117,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     import torch
-    from cuda_l2_explorer.importer.native import CublasBaselines
-    from cuda_l2_explorer.importer.worker import device_info, nvidia_smi
+    from cuda_l2_explorer.importer.harness.baselines import CublasBaselines
+    from cuda_l2_explorer.importer.harness.device import device_info, nvidia_smi
 
     def log(msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)

@@ -29,7 +29,7 @@ TL=$(python3 -c 'from cuda_l2_explorer.tuner.native import default_library; prin
   echo "tuner library: $TL"
 } >>"$OUT/device.txt" 2>&1
 cat "$OUT/device.txt"
-GPU=$(python3 -c 'import torch; from cuda_l2_explorer.importer.bench import gpu_label; print(gpu_label(torch.cuda.get_device_name()))')
+GPU=$(python3 -c 'import torch; from cuda_l2_explorer.importer.harness.device import gpu_label; print(gpu_label(torch.cuda.get_device_name()))')
 SET=kernels/${GPU}_F32F16F16F32
 mkdir -p "$SET"
 

@@ -40,11 +40,11 @@ SHAPES = {"tiny": TINY, "skinny": SKINNY, "large": LARGE}
 REPO = Path(__file__).resolve().parents[2]
 BUILD_TIMEOUT_S = 900
 
-# (a) is built the way `bench` builds a SPEC section 4 file (importer.kernel_build: nvcc with the
+# (a) is built the way `bench` builds a SPEC section 4 file (importer.harness.build: nvcc with the
 # SPEC flags, -DNDEBUG for our kernels, a pybind11 wrapper), in a subprocess so builds overlap.
 LOAD_SCRIPT = r"""
 import json, sys, torch
-from cuda_l2_explorer.importer.kernel_build import build_one, load_module, make_config
+from cuda_l2_explorer.importer.harness.build import build_one, load_module, make_config
 from cuda_l2_explorer.importer.kernelset import scan_set
 set_dir, cache, m, n, k, reads_col = json.loads(sys.argv[1])
 (kernel_file,) = scan_set(set_dir).files

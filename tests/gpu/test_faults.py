@@ -22,7 +22,7 @@ FAULTS = ROOT / "tests" / "kernelsets" / "faults" / "h100_F32F16F16F32"
 
 @pytest.mark.skipif(shutil.which("compute-sanitizer") is None, reason="compute-sanitizer not installed")
 def test_out_of_bounds_write_is_caught_by_compute_sanitizer(tmp_path):
-    from cuda_l2_explorer.importer.kernel_build import build_all
+    from cuda_l2_explorer.importer.harness.build import build_all
     from cuda_l2_explorer.importer.kernelset import scan_set
 
     scan = scan_set(FAULTS)
@@ -31,7 +31,7 @@ def test_out_of_bounds_write_is_caught_by_compute_sanitizer(tmp_path):
     script = textwrap.dedent(f"""
         import sys, torch
         sys.path.insert(0, {str(ROOT)!r})
-        from cuda_l2_explorer.importer.kernel_build import load_module
+        from cuda_l2_explorer.importer.harness.build import load_module
         run = load_module({str(result.module_path)!r})
         a = torch.randn(64, 256, device="cuda", dtype=torch.half)
         b = torch.randn(256, 64, device="cuda", dtype=torch.half)

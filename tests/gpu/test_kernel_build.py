@@ -1,4 +1,4 @@
-"""Build the planted kernels (tests/kernelsets/planted) with importer/kernel_build.py and run them.
+"""Build the planted kernels (tests/kernelsets/planted) with importer/harness/build.py and run them.
 
 Checks that every planted file builds against the real torch, that the cache serves a second
 build, and that the kernels do what tests/kernelsets/planted/README.md says: `correct` agrees
@@ -23,7 +23,7 @@ if not torch.cuda.is_available():
     pytest.skip("no CUDA device", allow_module_level=True)
 
 from cuda_l2_explorer.db.shapes import Shape  # noqa: E402
-from cuda_l2_explorer.importer import kernel_build as kb  # noqa: E402
+from cuda_l2_explorer.importer.harness import build as kb  # noqa: E402
 from cuda_l2_explorer.importer.kernelset import padded_shape, scan_set  # noqa: E402
 
 PLANTED = Path(__file__).resolve().parents[1] / "kernelsets" / "planted"

@@ -1,4 +1,4 @@
-"""The native cuBLAS / cuBLASLt baselines (importer/native.py) agree with torch.matmul.
+"""The native cuBLAS / cuBLASLt baselines (importer/harness/baselines.py) agree with torch.matmul.
 
 Every baseline -- cuBLAS nn/tn, cuBLASLt heuristic nn/tn and each cuBLASLt auto-tuning candidate
 nn/tn -- is run on fresh N(0,1) inputs into a C poisoned with NaN, and its relative Frobenius
@@ -18,7 +18,7 @@ torch = pytest.importorskip("torch")
 if not torch.cuda.is_available():
     pytest.skip("no CUDA device", allow_module_level=True)
 
-from cuda_l2_explorer.importer import native  # noqa: E402
+from cuda_l2_explorer.importer.harness import baselines as native  # noqa: E402
 
 SHAPES = [(64, 64, 64), (128, 4096, 512), (4096, 4096, 4096), (8, 8192, 1024), (2048, 256, 16384)]
 LAYOUTS = ["nn", "tn"]

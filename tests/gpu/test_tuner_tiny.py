@@ -21,7 +21,7 @@ pytestmark = [
     pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU"),
 ]
 
-from cuda_l2_explorer.importer import protocol  # noqa: E402
+from cuda_l2_explorer.importer.harness import protocol  # noqa: E402
 from cuda_l2_explorer.tuner import tiny  # noqa: E402
 from cuda_l2_explorer.tuner.native import TINY_FAMILY, TunerError, TunerLibrary, Variant, default_library  # noqa: E402
 

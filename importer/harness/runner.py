@@ -1,15 +1,17 @@
-"""The benchmark orchestrator: builds, dispatches configs to GPU workers, commits per config.
+"""The run orchestrator: dispatches configs to GPU worker processes, commits per config.
 
 The parent process owns the store (DuckDB allows one writer) and never touches the GPU itself:
-each GPU gets a worker process (``importer.worker``) fed one config at a time. A config whose
-worker crashes or hangs is recorded as ``crashed`` / ``timeout`` and retried once without the
-kernel, so its baselines still land; the run continues in a fresh worker. Every finished config
-is committed in one transaction together with its ``run_configs`` row, so ``--resume`` redoes
-exactly what is missing, without duplicates, after Ctrl-C, kill -9 or a lost machine.
+each GPU gets a worker process (the plan's worker module, by default ``harness.worker``) fed
+one config at a time. A config whose worker crashes or hangs is recorded as ``crashed`` /
+``timeout`` and retried once without the kernel, so its baselines still land; the run continues
+in a fresh worker. Every finished config is committed in one transaction together with its
+``run_configs`` row, so ``--resume`` redoes exactly what is missing, without duplicates, after
+Ctrl-C, kill -9 or a lost machine.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import queue
@@ -20,59 +22,25 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from cuda_l2_explorer.db.errors import NoGPUError, NotFoundError, UsageError
+from cuda_l2_explorer.db import reads, writes
+from cuda_l2_explorer.db.errors import NoGPUError, NotFoundError
 from cuda_l2_explorer.db.shapes import Shape
-from cuda_l2_explorer.db.store import Store, new_id, tool_version
-from cuda_l2_explorer.db.views import BASELINES as ALL_BASELINES
-from cuda_l2_explorer.importer.protocol import ProtocolSettings
-
-# 2: the launcher audit runs after the timing, and CUPTI is torn down after it.
-HARNESS_VERSION = "2"
-_PACKAGE_ROOT = Path(__file__).resolve().parents[1]
-
-
-@dataclass
-class KernelEntry:
-    """What a worker needs to run one config's kernel (None module = baselines only)."""
-
-    module: str | None = None
-    pad_shape: tuple[int, int, int] | None = None
-    build_error: str | None = None
-    # A kernel of our library (tuner/) instead of a built module: {"path", "kernel", "variant"}.
-    library: dict | None = None
-
-    @property
-    def runnable(self) -> bool:
-        return self.module is not None or self.library is not None
-
-
-@dataclass
-class BenchPlan:
-    shapes: list[Shape]
-    settings: ProtocolSettings
-    baselines: tuple[str, ...] = ALL_BASELINES
-    set_id: str | None = None
-    accumulator: str = "F32F16F16F32"
-    kernels: dict[Shape, KernelEntry] = field(default_factory=dict)
-    gpus: list[int] = field(default_factory=lambda: [0])
-    timeout_s: float = 300.0
-    l2: str = "cold"
-    # 'bench' measures kernels and baselines; 'tune' runs the per-shape kernel search, whose
-    # job fields (library path, limits) are in `search`.
-    kind: str = "bench"
-    search: dict = field(default_factory=dict)
-    cutlass: str | None = None  # the CUTLASS version the kernels were built with (provenance)
+from cuda_l2_explorer.db.store import Store, new_id
+from cuda_l2_explorer.importer.harness.device import gpu_label, nvidia_smi
+from cuda_l2_explorer.importer.harness.messages import Result
+from cuda_l2_explorer.importer.harness.plan import WORKER_MODULE, BenchPlan, job_for
 
 
 @dataclass
 class Progress:
+    """Where a run stands: configs done of total, what each GPU is on, the estimate, failures."""
+
     done: int
     total: int
     current: str = ""
-    phase: str = ""
     eta_s: float | None = None
     failed: int = 0
 
@@ -80,45 +48,13 @@ class Progress:
 ProgressCallback = Callable[[Progress], None]
 
 
-def visible_gpus() -> int:
-    """Number of CUDA GPUs torch sees; raises NoGPUError with a one-line reason."""
-    try:
-        import torch
-    except ImportError as exc:
-        raise NoGPUError("bench needs torch with CUDA: pip install 'cuda-l2-explorer[gpu]'") from exc
-    if not torch.cuda.is_available() or torch.cuda.device_count() == 0:
-        raise NoGPUError("no CUDA GPU is visible (torch.cuda.is_available() is False)")
-    return torch.cuda.device_count()
-
-
-def parse_gpus(text: str, available: int) -> list[int]:
-    if text == "all":
-        return list(range(available))
-    try:
-        gpus = sorted({int(x) for x in text.split(",") if x.strip()})
-    except ValueError:
-        raise UsageError(f"--gpus takes 'all' or indexes like 0,1 (got {text!r})") from None
-    if not gpus or any(g < 0 or g >= available for g in gpus):
-        raise UsageError(f"--gpus {text}: this machine has GPUs 0..{available - 1}")
-    return gpus
-
-
-def gpu_label(name: str) -> str:
-    """'NVIDIA H100 80GB HBM3' -> 'h100'; unknown models keep a slug of their name."""
-    lowered = name.lower()
-    for label in ("h200", "h100", "h800", "a100", "a800", "l40s", "b200", "gb200", "4090", "3090"):
-        if label in lowered:
-            return label
-    return "".join(ch if ch.isalnum() else "-" for ch in lowered).strip("-") or "gpu"
-
-
 # ------------------------------------------------------------------------------ workers
 
 
 class Worker:
-    """One ``importer.worker`` process on one GPU, with a reader thread for its answers."""
+    """One worker process on one GPU, with a reader thread for its answers."""
 
-    def __init__(self, gpu: int) -> None:
+    def __init__(self, gpu: int, module: str = WORKER_MODULE) -> None:
         self.gpu = gpu
         env = dict(os.environ)
         env["CUDA_VISIBLE_DEVICES"] = (
@@ -126,16 +62,11 @@ class Worker:
             if "CUDA_VISIBLE_DEVICES" not in os.environ
             else (os.environ["CUDA_VISIBLE_DEVICES"].split(",")[gpu])
         )
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_PACKAGE_ROOT), env.get("PYTHONPATH")]))
         env["PYTHONUNBUFFERED"] = "1"
         self.log = tempfile.NamedTemporaryFile(prefix=f"l2x-worker{gpu}-", suffix=".log", delete=False)
         # CUDA_L2_EXPLORER_WORKER names another worker script (the CPU tests' stand-in GPU).
         override = os.environ.get("CUDA_L2_EXPLORER_WORKER")
-        command = (
-            [sys.executable, override]
-            if override
-            else [sys.executable, "-m", "cuda_l2_explorer.importer.worker"]
-        )
+        command = [sys.executable, override] if override else [sys.executable, "-m", module]
         self.proc = subprocess.Popen(
             command,
             stdin=subprocess.PIPE,
@@ -194,8 +125,9 @@ class Worker:
             pass
 
 
-def start_worker(gpu: int, timeout: float = 180.0) -> tuple[Worker, dict]:
-    worker = Worker(gpu)
+def start_worker(gpu: int, module: str = WORKER_MODULE, timeout: float = 180.0) -> tuple[Worker, dict]:
+    """A worker on ``gpu`` that said hello, and its device info; raises NoGPUError otherwise."""
+    worker = Worker(gpu, module)
     try:
         hello = worker.receive(timeout)
     except queue.Empty:
@@ -212,197 +144,96 @@ def start_worker(gpu: int, timeout: float = 180.0) -> tuple[Worker, dict]:
 
 
 def create_run(store: Store, plan: BenchPlan, info: dict, command_line: str) -> str:
+    """A new run of ``plan`` measured on the GPU described by ``info`` (the worker's hello)."""
     run_id = new_id()
     label = gpu_label(info["gpu_name"])
-    params = {
-        "harness_version": HARNESS_VERSION,
-        "protocol": asdict(plan.settings),
-        "baselines": list(plan.baselines),
-        "shapes": [str(s) for s in plan.shapes],
-        "l2": plan.l2,
-        "gpus": plan.gpus,
-        "timeout_s": plan.timeout_s,
-        "workspace_bytes": 32 << 20,
-        "accumulator": plan.accumulator,
-        "kernels": {str(s): asdict(e) for s, e in plan.kernels.items()},
-        "search": plan.search,
-    }
     with store.transaction():
-        store.con.execute(
-            "INSERT INTO main.gpus (gpu, name, sm_count, l2_bytes, memory_bytes) VALUES (?, ?, ?, ?, ?) "
-            "ON CONFLICT (gpu) DO UPDATE SET name = excluded.name, sm_count = excluded.sm_count, "
-            "l2_bytes = excluded.l2_bytes, memory_bytes = excluded.memory_bytes",
-            [label, info["gpu_name"], info["sm_count"], info["l2_bytes"], info["memory_bytes"]],
+        writes.record_gpu(
+            store, label, info["gpu_name"], info["sm_count"], info["l2_bytes"], info["memory_bytes"]
         )
-        store.con.execute(
-            "INSERT INTO main.runs (run_id, kind, set_id, gpu, mode, status, tool_version, command_line, "
-            "gpu_name, sm_count, l2_bytes, clock_start_mhz, driver, cuda, cublas, torch, cutlass, params) "
-            "VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                run_id,
-                plan.kind,
-                plan.set_id,
-                label,
-                plan.settings.mode,
-                tool_version(),
-                command_line,
-                info["gpu_name"],
-                info["sm_count"],
-                info["l2_bytes"],
-                info.get("clock_sm_mhz"),
-                info.get("driver"),
-                info.get("cuda"),
-                info.get("cublas"),
-                info.get("torch"),
-                plan.cutlass,
-                json.dumps(params),
-            ],
+        writes.start_run(
+            store,
+            run_id,
+            kind=plan.kind,
+            set_id=plan.set_id,
+            gpu=label,
+            mode=plan.settings.mode,
+            command_line=command_line,
+            device=info,
+            cutlass=plan.cutlass,
+            params=plan.params(),
         )
     return run_id
 
 
-def done_shapes(store: Store, run_id: str) -> set[Shape]:
-    rows = store.con.execute("SELECT m, n, k FROM main.run_configs WHERE run_id = ?", [run_id]).fetchall()
-    return {Shape(*r) for r in rows}
-
-
-def record_result(store: Store, run_id: str, shape: Shape, outcome: Outcome, gpu: int) -> None:
-    """One config's rows, all in one transaction with its run_configs row."""
-    key = [run_id, shape.m, shape.n, shape.k]
-    with store.transaction():
-        for table in ("measurements", "samples", "audit_findings", "run_configs"):
-            store.con.execute(f"DELETE FROM main.{table} WHERE run_id = ? AND m = ? AND n = ? AND k = ?", key)
-        measurement_rows, sample_rows = [], []
-        for row in outcome.rows:
-            measurement_rows.append(
-                (
-                    *key,
-                    row["implementation"],
-                    row["metric"],
-                    bool(row.get("padded")),
-                    "cold",
-                    row["unit"],
-                    row.get("n_samples"),
-                    row.get("calls_per_sample"),
-                    row.get("median"),
-                    row.get("p10"),
-                    row.get("p90"),
-                    row.get("mean"),
-                    row.get("p99"),
-                    row.get("min"),
-                    row.get("max"),
-                    row["status"],
-                    row.get("rel_error"),
-                    row.get("error_ratio"),
-                    row.get("message"),
-                )
-            )
-            for idx, value in enumerate(row.get("samples") or []):
-                sample_rows.append(
-                    (*key, row["implementation"], row["metric"], bool(row.get("padded")), idx, value)
-                )
-        store.insert_rows(
-            "measurements",
+def record_result(
+    store: Store, run_id: str, shape: Shape, outcome: Outcome, gpu: int, l2: str = "cold"
+) -> None:
+    """One config's rows, all in one transaction with its run_configs row; ``l2`` is the run's
+    cache state ('cold' or 'warm'), which every measurement is labelled with."""
+    key = (run_id, shape.m, shape.n, shape.k)
+    measurement_rows, sample_rows = [], []
+    for row in outcome.rows:
+        measurement_rows.append(
             (
-                "run_id",
-                "m",
-                "n",
-                "k",
-                "implementation",
-                "metric",
-                "padded",
-                "l2",
-                "unit",
-                "n_samples",
-                "calls_per_sample",
-                "median",
-                "p10",
-                "p90",
-                "mean",
-                "p99",
-                "min",
-                "max",
-                "status",
-                "rel_error",
-                "error_ratio",
-                "message",
-            ),
-            measurement_rows,
-        )
-        store.insert_rows(
-            "samples",
-            ("run_id", "m", "n", "k", "implementation", "metric", "padded", "idx", "value"),
-            sample_rows,
-        )
-        findings = {code: detail for code, detail in outcome.audit}
-        store.insert_rows(
-            "audit_findings",
-            ("run_id", "m", "n", "k", "implementation", "finding", "detail"),
-            [(*key, "kernel", code, detail) for code, detail in findings.items()],
-        )
-        store.con.execute(
-            "INSERT INTO main.run_configs (run_id, m, n, k, status, gpu_index, seconds, message, details) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
                 *key,
-                outcome.status,
-                gpu,
-                outcome.info.get("seconds"),
-                outcome.message or None,
-                json.dumps(outcome.info),
-            ],
+                row["implementation"],
+                row["metric"],
+                bool(row.get("padded")),
+                l2,
+                row["unit"],
+                row.get("n_samples"),
+                row.get("calls_per_sample"),
+                row.get("median"),
+                row.get("p10"),
+                row.get("p90"),
+                row.get("mean"),
+                row.get("p99"),
+                row.get("min"),
+                row.get("max"),
+                row["status"],
+                row.get("rel_error"),
+                row.get("error_ratio"),
+                row.get("message"),
+            )
         )
-
-
-def finish_run(store: Store, run_id: str, status: str, clock_end: int | None) -> None:
+        for idx, value in enumerate(row.get("samples") or []):
+            sample_rows.append(
+                (*key, row["implementation"], row["metric"], bool(row.get("padded")), idx, value)
+            )
+    findings = {code: detail for code, detail in outcome.audit}
     with store.transaction():
-        store.con.execute(
-            "UPDATE main.runs SET status = ?, finished_at = current_timestamp, clock_end_mhz = ? "
-            "WHERE run_id = ?",
-            [status, clock_end, run_id],
+        writes.clear_config(store, *key)
+        writes.insert_measurements(store, measurement_rows)
+        writes.insert_samples(store, sample_rows)
+        writes.insert_audit_findings(
+            store, [(*key, "kernel", code, detail) for code, detail in findings.items()]
+        )
+        writes.record_config(
+            store,
+            *key,
+            status=outcome.status,
+            gpu_index=gpu,
+            seconds=outcome.info.get("seconds"),
+            message=outcome.message or None,
+            details=outcome.info,
         )
 
 
 def find_resumable(
     store: Store, run_id: str | None, set_id: str | None, mode: str, kind: str = "bench"
 ) -> tuple[str, dict]:
-    if run_id:
-        row = store.con.execute(
-            "SELECT run_id, params, status FROM main.runs WHERE run_id = ? AND kind = ?", [run_id, kind]
-        ).fetchone()
-        if row is None:
+    """(run_id, params) of the run to resume: ``run_id``, else the latest unfinished one of this
+    set and mode; raises NotFoundError when there is none."""
+    found = reads.resumable_run(store, run_id, set_id, mode, kind)
+    if found is None:
+        if run_id:
             raise NotFoundError(f"no benchmark run {run_id!r} in this store")
-    else:
-        row = store.con.execute(
-            "SELECT run_id, params, status FROM main.runs WHERE kind = ? AND status <> 'complete' "
-            "AND set_id IS NOT DISTINCT FROM ? AND mode = ? ORDER BY started_at DESC LIMIT 1",
-            [kind, set_id, mode],
-        ).fetchone()
-        if row is None:
-            raise NotFoundError("no unfinished benchmark run of this set and mode to resume")
-    return row[0], json.loads(row[1])
+        raise NotFoundError("no unfinished benchmark run of this set and mode to resume")
+    return found[0], json.loads(found[1])
 
 
 # ------------------------------------------------------------------------------ the loop
-
-
-def _job(plan: BenchPlan, shape: Shape, with_kernel: bool) -> dict:
-    if plan.kind == "tune":
-        return {"op": "search", "m": shape.m, "n": shape.n, "k": shape.k, **plan.search}
-    entry = plan.kernels.get(shape) if with_kernel else None
-    return {
-        "op": "config",
-        "m": shape.m,
-        "n": shape.n,
-        "k": shape.k,
-        "accumulator": plan.accumulator,
-        "baselines": list(plan.baselines),
-        "protocol": asdict(plan.settings),
-        "l2": plan.l2,
-        "kernel_module": entry.module if entry else None,
-        "kernel_library": entry.library if entry else None,
-        "pad_shape": list(entry.pad_shape) if entry and entry.pad_shape and entry.module else None,
-    }
 
 
 @dataclass
@@ -475,7 +306,7 @@ class _GpuLane(threading.Thread):
         if self.worker is None or self.worker.proc.poll() is not None:
             if self.worker is not None:
                 self.worker.stop(kill=True)
-            self.worker, self.info = start_worker(self.gpu)
+            self.worker, self.info = start_worker(self.gpu, self.plan.worker)
         return self.worker
 
     def _run(self, shape: Shape, with_kernel: bool) -> Outcome:
@@ -483,7 +314,7 @@ class _GpuLane(threading.Thread):
             worker = self._ensure_worker()
         except NoGPUError as exc:
             return Outcome("error", message=str(exc))
-        worker.send(_job(self.plan, shape, with_kernel))
+        worker.send(job_for(self.plan, shape, with_kernel))
         deadline = time.monotonic() + self.plan.timeout_s
         while True:
             remaining = deadline - time.monotonic()
@@ -504,9 +335,8 @@ class _GpuLane(threading.Thread):
             if op == "progress":
                 self.results.put(("phase", self.gpu, shape, message.get("phase", "")))
             elif op == "result":
-                return Outcome(
-                    "done", message.get("rows", []), message.get("info", {}), "", message.get("audit", [])
-                )
+                result = Result.from_message(message)
+                return Outcome("done", result.rows, result.info, "", result.audit)
             elif op == "error":
                 if message.get("status") == "crashed":
                     worker.stop(kill=True)
@@ -536,8 +366,8 @@ def run_plan(
     ``recorder`` writes one finished config (default: :func:`record_result`; the tuner passes
     its search-log writer); it must write the config's run_configs row in the same transaction.
     """
-    record = recorder or record_result
-    first = start_worker(plan.gpus[0])
+    record = recorder or functools.partial(record_result, l2=plan.l2)
+    first = start_worker(plan.gpus[0], plan.worker)
     info = first[1]
     with open_store() as store:
         if resume is None:
@@ -545,8 +375,8 @@ def run_plan(
         else:
             run_id = resume[0]
             with store.transaction():
-                store.con.execute("UPDATE main.runs SET status = 'running' WHERE run_id = ?", [run_id])
-        pending = [s for s in plan.shapes if s not in done_shapes(store, run_id)]
+                writes.reopen_run(store, run_id)
+        pending = [s for s in plan.shapes if s not in reads.done_configs(store, run_id)]
     total = len(plan.shapes)
     done = total - len(pending)
     jobs: queue.Queue[Shape] = queue.Queue()
@@ -586,7 +416,6 @@ def run_plan(
                         done,
                         total,
                         " | ".join(current.values()),
-                        "",
                         eta,
                         sum(v for k, v in counts.items() if k != "done"),
                     )
@@ -601,15 +430,14 @@ def run_plan(
     finally:
         clock_end = None
         try:
-            from cuda_l2_explorer.importer.worker import nvidia_smi
-
             clock_end = nvidia_smi().get("clock_sm_mhz")
         except Exception:
             pass
         with open_store() as store:
-            if status == "complete" and len(done_shapes(store, run_id)) < total:
+            if status == "complete" and len(reads.done_configs(store, run_id)) < total:
                 status = "interrupted"
-            finish_run(store, run_id, status, clock_end)
+            with store.transaction():
+                writes.finish_run(store, run_id, status, clock_end)
     return run_id, {
         "configs": total,
         "measured_now": finished_here,

@@ -1,4 +1,9 @@
-"""The GPU side of the per-shape search: one job = one (M, N, K), run inside importer.worker.
+"""The tuner's GPU worker: the harness worker plus search jobs and kernels of our library.
+
+Run as ``python -m cuda_l2_explorer.tuner.search_worker`` (the runner starts it for plans that
+name it: search runs, and bench runs of our own kernel sets). It serves the harness's ``config``
+jobs, loading library kernels (a manifest entry: library path, kernel, variant), and ``search``
+jobs: one job = one (M, N, K).
 
 Execution time is the reward. For the shape: the library's kernels x runtime variants are
 pruned by tuner.search_space's cost model; every candidate that can implement the shape is
@@ -11,11 +16,22 @@ orchestrator, which writes them to the store as the search log.
 
 from __future__ import annotations
 
+import functools
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
 
-from cuda_l2_explorer.importer.protocol import ProtocolSettings, measure, rotation_sets, summarize
+from cuda_l2_explorer.importer.harness import worker
+from cuda_l2_explorer.importer.harness.messages import Result
+from cuda_l2_explorer.importer.harness.protocol import ProtocolSettings, measure, rotation_sets, summarize
+from cuda_l2_explorer.importer.harness.worker import (
+    Implementations,
+    Inputs,
+    TorchBackend,
+    bytes_per_set,
+    check_correctness,
+)
 from cuda_l2_explorer.tuner.native import TunerLibrary, Variant
 from cuda_l2_explorer.tuner.search_space import Candidate, candidates
 
@@ -61,23 +77,20 @@ def load_library(state: dict, path: str) -> TunerLibrary:
     return state[key]
 
 
-def run_search_job(torch, job: dict, state: dict, progress: Callable[[str], None]) -> dict:
-    from cuda_l2_explorer.importer import native
-    from cuda_l2_explorer.importer.worker import (
-        Implementations,
-        Inputs,
-        TorchBackend,
-        bytes_per_set,
-        check_correctness,
-    )
+def library_kernel(torch, job: dict, state: dict):
+    """The library kernel a config job names (``kernel_library``), as a SPEC §4 callable."""
+    spec = job["kernel_library"]
+    lib = load_library(state, spec["path"])
+    variant = Variant(**spec["variant"])
+    return library_kernel_fn(torch, lib, spec["kernel"], variant, job["m"], job["n"], job["k"])
 
+
+def run_search_job(torch, job: dict, state: dict, progress: Callable[[str], None]) -> Result:
     m, n, k = job["m"], job["n"], job["k"]
     started = time.perf_counter()
     info = state["info"]
     lib = load_library(state, job["library"])
-    key = ("baselines", False)
-    if key not in state:
-        state[key] = native.CublasBaselines(compute16=False)
+    baselines = worker.baselines_for(state, compute16=False)
     kernels = {name: kern.params for name, kern in lib.kernels.items()}
     bandwidth = 4.8e12 if "H200" in info.get("gpu_name", "") else 3.35e12  # SPEC §10
     wanted = candidates(
@@ -102,7 +115,7 @@ def run_search_job(torch, job: dict, state: dict, progress: Callable[[str], None
     impls = Implementations(
         torch,
         {"m": m, "n": n, "k": k, "baselines": list(REFERENCES), "accumulator": "F32F16F16F32"},
-        state[key],
+        baselines,
         inputs,
         None,
     )
@@ -164,21 +177,22 @@ def run_search_job(torch, job: dict, state: dict, progress: Callable[[str], None
             }
     best = min(finalists, key=lambda c: summarize(second[c].device).median) if finalists else None
     torch.cuda.synchronize()
-    return {
-        "op": "result",
-        "m": m,
-        "n": n,
-        "k": k,
-        "rows": rows,
-        "audit": [],
-        "info": {
-            "kind": "search",
-            "best": best,
-            "references": references,
-            "rotation_sets": count,
-            "candidates": len(wanted),
-            "measured": len(ok),
-            "library": lib.path.name,
-            "seconds": time.perf_counter() - started,
-        },
+    info = {
+        "kind": "search",
+        "best": best,
+        "references": references,
+        "rotation_sets": count,
+        "candidates": len(wanted),
+        "measured": len(ok),
+        "library": lib.path.name,
     }
+    return Result(m, n, k, rows, [], {**info, "seconds": time.perf_counter() - started})
+
+
+def main() -> int:
+    config = functools.partial(worker.run_config, load_library_kernel=library_kernel)
+    return worker.serve({"config": config, "search": run_search_job})
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,10 +1,14 @@
-"""The GPU worker: measures configs for the harness, one at a time, in its own process.
+"""The GPU worker: measures configs for the runner, one at a time, in its own process.
 
-Run as ``python -m cuda_l2_explorer.importer.worker``. It reads one JSON job per line on stdin and answers one
-JSON line per job on a private copy of stdout (fd 1 is pointed at stderr so a kernel's printf
-cannot corrupt the protocol). Imports stay lean: stdlib, torch and our ctypes baselines. If a
-kernel breaks the CUDA context (illegal address), the worker reports ``crashed`` and exits; the
-parent starts a fresh one for the next config.
+Run as ``python -m cuda_l2_explorer.importer.harness.worker``. It reads one JSON job per line on
+stdin and answers on a private copy of stdout (fd 1 is pointed at stderr so a kernel's printf
+cannot corrupt the protocol; ``messages`` has the protocol). Imports stay lean: stdlib, torch and
+our ctypes baselines. If a kernel breaks the CUDA context (illegal address), the worker reports
+``crashed`` and exits; the parent starts a fresh one for the next config.
+
+This module serves ``config`` jobs (a kernel beside the baselines). Its pieces (input sets,
+implementations, correctness, timing backend) and :func:`serve` are for other workers too: the
+tuner's worker serves its search jobs and kernels of its compiled library with them.
 """
 
 from __future__ import annotations
@@ -13,16 +17,17 @@ import json
 import math
 import os
 import sys
-import tempfile
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from cuda_l2_explorer.importer.protocol import (
-    AuditObservation,
+from cuda_l2_explorer.importer.harness import messages
+from cuda_l2_explorer.importer.harness.audit import audit
+from cuda_l2_explorer.importer.harness.device import device_info
+from cuda_l2_explorer.importer.harness.messages import Result
+from cuda_l2_explorer.importer.harness.protocol import (
     ProtocolSettings,
-    audit_findings,
     classify_correctness,
     measure,
     rotation_sets,
@@ -30,80 +35,10 @@ from cuda_l2_explorer.importer.protocol import (
 )
 
 MAX_LT_CANDIDATES = 100
-_SYNC_APIS = (
-    "cudaDeviceSynchronize",
-    "cudaStreamSynchronize",
-    "cudaEventSynchronize",
-    "cuCtxSynchronize",
-    "cuStreamSynchronize",
-)
-_MALLOC_APIS = (
-    "cudaMalloc",
-    "cudaFree",
-    "cudaMallocAsync",
-    "cudaFreeAsync",
-    "cuMemAlloc",
-    "cuMemFree",
-    "cudaMallocManaged",
-    "cudaMallocHost",
-)
 
 
 class KernelCrashed(RuntimeError):
     """The CUDA context is unusable; the worker must exit after reporting."""
-
-
-def _send(channel, message: dict) -> None:
-    channel.write(json.dumps(message) + "\n")
-    channel.flush()
-
-
-def device_info() -> dict:
-    import torch
-
-    props = torch.cuda.get_device_properties(0)
-    info = {
-        "gpu_name": props.name,
-        "sm_count": props.multi_processor_count,
-        "l2_bytes": int(getattr(props, "L2_cache_size", 0) or 0),
-        "memory_bytes": int(props.total_memory),
-        "capability": list(torch.cuda.get_device_capability(0)),
-        "torch": torch.__version__,
-        "cuda": torch.version.cuda,
-    }
-    info.update(nvidia_smi())
-    try:
-        from cuda_l2_explorer.importer import native
-
-        versions = native.versions(native.load_baselines())
-        info["cublas"] = versions.get("cublas")
-        info["cublas_versions"] = versions
-    except Exception as exc:  # recorded, and the baselines fail visibly later
-        info["cublas_error"] = str(exc).splitlines()[0]
-    return info
-
-
-def nvidia_smi() -> dict:
-    """Driver and current clocks of the worker's GPU (empty when nvidia-smi is absent)."""
-    import subprocess
-
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0] or "0"
-    try:
-        out = subprocess.run(
-            [
-                "nvidia-smi",
-                f"--id={visible}",
-                "--query-gpu=driver_version,clocks.sm,clocks.mem",
-                "--format=csv,noheader,nounits",
-            ],
-            capture_output=True,
-            text=True,
-            timeout=10,
-        ).stdout.strip()
-        driver, sm, mem = (x.strip() for x in out.splitlines()[0].split(","))
-        return {"driver": driver, "clock_sm_mhz": int(float(sm)), "clock_mem_mhz": int(float(mem))}
-    except Exception:
-        return {}
 
 
 class Inputs:
@@ -326,128 +261,6 @@ def _first_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}"
 
 
-def audit(torch, impls: Implementations, impl: str, calls: int = 5) -> list[tuple[str, str]]:
-    """Per-call sync, per-call allocation, work on other streams or threads (SPEC §7)."""
-    fn = impls.fns[impl]
-    sets = [impls.inputs.next(impl) for _ in range(calls)]
-    torch.cuda.synchronize()
-    # Threads and allocations are counted on plain calls: the profiler starts threads of its own.
-    threads_before = set(os.listdir("/proc/self/task"))
-    allocs_before = torch.cuda.memory_stats().get("allocation.all.allocated", 0)
-    for s in sets:
-        fn(s)
-    torch.cuda.synchronize()
-    allocs = torch.cuda.memory_stats().get("allocation.all.allocated", 0) - allocs_before
-    new_threads = len(set(os.listdir("/proc/self/task")) - threads_before)
-    trace = _profile(torch, fn, sets)
-    blocked = _blocks_behind_sleep(torch, fn, impls.inputs.next(impl))
-    obs = AuditObservation(
-        calls=calls,
-        sync_api_calls=trace.get("sync", 0),
-        blocked_behind_sleep=blocked,
-        malloc_api_calls=trace.get("malloc", 0),
-        torch_allocations=allocs,
-        foreign_stream_kernels=trace.get("foreign", 0),
-        new_threads=new_threads,
-        trace_available=trace.get("ok", False),
-    )
-    return audit_findings(obs)
-
-
-def _profile(torch, fn, sets) -> dict:
-    """Count sync / allocation API calls inside the calls, and GPU work off the caller's stream."""
-    try:
-        from torch.profiler import ProfilerActivity, profile, record_function
-
-        marker = torch.empty(1024, device="cuda")
-        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-            with record_function("l2x_marker"):  # kernels that identify the caller's stream
-                for _ in range(2 * len(sets) + 2):
-                    marker.fill_(1.0)
-            for s in sets:
-                with record_function("l2x_call"):
-                    fn(s)
-            torch.cuda.synchronize()
-        with tempfile.TemporaryDirectory() as tmp:
-            path = os.path.join(tmp, "trace.json")
-            prof.export_chrome_trace(path)
-            with open(path) as f:
-                events = json.load(f).get("traceEvents", [])
-    except Exception as exc:
-        print(f"audit: profiler unavailable: {exc}", file=sys.stderr)
-        return {"ok": False}
-    windows = _windows(events, "l2x_call")
-
-    def inside(e) -> bool:
-        ts = e.get("ts", -1)
-        return any(lo <= ts <= hi for lo, hi in windows)
-
-    gpu = [e for e in events if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
-    marker_ids = _correlations_in(events, "l2x_marker")
-    caller_stream = _caller_stream(gpu, marker_ids)
-    runtime = [e for e in events if e.get("cat") in ("cuda_runtime", "cuda_driver") and inside(e)]
-    foreign = [
-        e
-        for e in gpu
-        if e.get("args", {}).get("correlation") not in marker_ids
-        and e.get("args", {}).get("stream") != caller_stream
-    ]
-    return {
-        "ok": caller_stream is not None,
-        "sync": sum(1 for e in runtime if e.get("name") in _SYNC_APIS),
-        "malloc": sum(1 for e in runtime if e.get("name") in _MALLOC_APIS),
-        "foreign": len(foreign) if caller_stream is not None else 0,
-    }
-
-
-def _windows(events: list[dict], range_name: str) -> list[tuple[float, float]]:
-    """Host-side time ranges of a record_function (not its GPU-side annotation)."""
-    return [
-        (e["ts"], e["ts"] + e.get("dur", 0))
-        for e in events
-        if e.get("name") == range_name and e.get("cat") == "user_annotation"
-    ]
-
-
-def _correlations_in(events: list[dict], range_name: str) -> set:
-    """Correlation ids of the runtime launches made inside the named record_function ranges."""
-    windows = _windows(events, range_name)
-    return {
-        e.get("args", {}).get("correlation")
-        for e in events
-        if e.get("cat") in ("cuda_runtime", "cuda_driver")
-        and any(lo <= e.get("ts", -1) <= hi for lo, hi in windows)
-    } - {None}
-
-
-def _caller_stream(gpu: list[dict], marker_ids: set):
-    """The stream of the marker kernels (by correlation), else the stream most GPU ops used."""
-    streams = [
-        e.get("args", {}).get("stream") for e in gpu if e.get("args", {}).get("correlation") in marker_ids
-    ]
-    if not streams:
-        streams = [e.get("args", {}).get("stream") for e in gpu]
-    streams = [x for x in streams if x is not None]
-    return max(set(streams), key=streams.count) if streams else None
-
-
-def _blocks_behind_sleep(torch, fn, s) -> bool:
-    """Queue ~20 ms of GPU sleep, then call: a launcher that synchronises waits it out."""
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    torch.cuda._sleep(1_000_000)
-    end.record()
-    end.synchronize()
-    per_cycle = start.elapsed_time(end) / 1e3 / 1_000_000
-    cycles = int(0.02 / max(per_cycle, 1e-12))
-    torch.cuda._sleep(cycles)
-    t0 = time.perf_counter()
-    fn(s)
-    waited = time.perf_counter() - t0
-    torch.cuda.synchronize()
-    return waited > 0.015
-
-
 def autotune(
     torch, impls: Implementations, settings: ProtocolSettings, layout: str, accumulator: str
 ) -> dict | None:
@@ -482,30 +295,51 @@ def autotune(
     }
 
 
-def run_job(torch, job: dict, state: dict, progress: Callable[[str], None]) -> dict:
-    from cuda_l2_explorer.importer import native
+# A job kind's handler: (torch, job, state, progress) -> Result. ``state`` lives as long as the
+# worker (device info under "info", loaded libraries); ``progress(phase)`` reports a phase.
+JobHandler = Callable[[Any, dict, dict, Callable[[str], None]], Result]
+# Loads the kernel a config job names under "kernel_library": (torch, job, state) -> callable.
+LibraryLoader = Callable[[Any, dict, dict], Callable]
 
+
+def baselines_for(state: dict, compute16: bool):
+    """The native cuBLAS / cuBLASLt baselines (one per accumulator), loaded once per worker."""
+    from cuda_l2_explorer.importer.harness import baselines
+
+    key = ("baselines", compute16)
+    if key not in state:
+        state[key] = baselines.CublasBaselines(compute16=compute16)
+    return state[key]
+
+
+def run_config(
+    torch,
+    job: dict,
+    state: dict,
+    progress: Callable[[str], None],
+    load_library_kernel: LibraryLoader | None = None,
+) -> Result:
+    """Measure one config: its kernel (a built module, or a library kernel when this worker has
+    a ``load_library_kernel``) beside the baselines, under the job's protocol."""
     m, n, k = job["m"], job["n"], job["k"]
     started = time.perf_counter()
     settings = ProtocolSettings(**job["protocol"])
     accumulator = job["accumulator"]
-    compute16 = accumulator == "F16F16F16F16"
-    key = ("baselines", compute16)
-    if key not in state:
-        state[key] = native.CublasBaselines(compute16=compute16)
-    lib = state[key]
+    lib = baselines_for(state, accumulator == "F16F16F16F16")
     kernel_fn = None
     kernel_error = None
     if job.get("kernel_library"):
         progress("loading kernel")
         try:
-            kernel_fn = _library_kernel(torch, job, state)
+            if load_library_kernel is None:
+                raise RuntimeError("this worker has no loader for library kernels (see plan.worker)")
+            kernel_fn = load_library_kernel(torch, job, state)
         except Exception as exc:
             kernel_error = f"could not load the library kernel: {exc}"
     elif job.get("kernel_module"):
         progress("loading kernel")
         try:
-            from cuda_l2_explorer.importer.kernel_build import load_module
+            from cuda_l2_explorer.importer.harness.build import load_module
 
             kernel_fn = load_module(job["kernel_module"])
         except Exception as exc:
@@ -544,7 +378,7 @@ def run_job(torch, job: dict, state: dict, progress: Callable[[str], None]) -> d
     if "kernel" in impls.fns:
         # After the timing: the audit runs the profiler, which must not be live while we measure.
         progress("auditing the launcher")
-        findings += audit(torch, impls, "kernel")
+        findings += audit(torch, impls.fns["kernel"], lambda: impls.inputs.next("kernel"))
     flops = 2.0 * m * n * k
     rows = []
     for name in names:
@@ -620,34 +454,12 @@ def run_job(torch, job: dict, state: dict, progress: Callable[[str], None]) -> d
             }
         )
     torch.cuda.synchronize()
-    return {
-        "op": "result",
-        "m": m,
-        "n": n,
-        "k": k,
-        "rows": rows,
-        "audit": findings,
-        "info": {
-            "rotation_sets": count,
-            "bytes_per_set": per_set,
-            "autotune": tuning,
-            "seconds": time.perf_counter() - started,
-        },
-    }
+    info = {"rotation_sets": count, "bytes_per_set": per_set, "autotune": tuning}
+    return Result(m, n, k, rows, findings, {**info, "seconds": time.perf_counter() - started})
 
 
-def _library_kernel(torch, job: dict, state: dict):
-    """A kernel of our library (tuner/), named by a manifest entry, as a SPEC §4 callable."""
-    from cuda_l2_explorer.tuner.native import Variant
-    from cuda_l2_explorer.tuner.search_gpu import library_kernel_fn, load_library
-
-    spec = job["kernel_library"]
-    lib = load_library(state, spec["path"])
-    variant = Variant(**spec["variant"])
-    return library_kernel_fn(torch, lib, spec["kernel"], variant, job["m"], job["n"], job["k"])
-
-
-def main() -> int:
+def serve(jobs: Mapping[str, JobHandler]) -> int:
+    """The worker's life: say hello, then answer each job with its kind's handler until 'exit'."""
     channel = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # stray prints (a kernel's printf) go to stderr, not into the protocol
     # Kineto leaves CUPTI's callbacks installed after a profiler session unless told to tear it
@@ -658,14 +470,14 @@ def main() -> int:
         import torch
 
         if not torch.cuda.is_available():
-            _send(channel, {"op": "fatal", "error": "no CUDA GPU visible to torch"})
+            messages.send(channel, messages.fatal("no CUDA GPU visible to torch"))
             return 7
         torch.backends.cuda.matmul.allow_tf32 = False
         info = device_info()
     except Exception as exc:
-        _send(channel, {"op": "fatal", "error": f"{type(exc).__name__}: {exc}"})
+        messages.send(channel, messages.fatal(f"{type(exc).__name__}: {exc}"))
         return 1
-    _send(channel, {"op": "hello", "info": info, "pid": os.getpid()})
+    messages.send(channel, messages.hello(info, os.getpid()))
     state: dict = {"info": info}
     for line in sys.stdin:
         if not line.strip():
@@ -675,33 +487,27 @@ def main() -> int:
             break
 
         def progress(phase: str, job=job) -> None:
-            _send(channel, {"op": "progress", "m": job["m"], "n": job["n"], "k": job["k"], "phase": phase})
+            messages.send(channel, messages.progress(job, phase))
 
         try:
-            if job.get("op") == "search":
-                from cuda_l2_explorer.tuner.search_gpu import run_search_job
-
-                _send(channel, run_search_job(torch, job, state, progress))
-            else:
-                _send(channel, run_job(torch, job, state, progress))
+            handler = jobs.get(job.get("op", "config"))
+            if handler is None:
+                raise ValueError(
+                    f"this worker serves no {job.get('op')!r} jobs (it serves {', '.join(jobs)})"
+                )
+            messages.send(channel, handler(torch, job, state, progress).to_message())
         except Exception as exc:
             text = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
             broken = _context_broken(torch)
-            _send(
-                channel,
-                {
-                    "op": "error",
-                    "m": job["m"],
-                    "n": job["n"],
-                    "k": job["k"],
-                    "status": "crashed" if broken else "error",
-                    "message": text,
-                    "traceback": traceback.format_exc()[-4000:],
-                },
-            )
+            status = "crashed" if broken else "error"
+            messages.send(channel, messages.error(job, status, text, traceback.format_exc()[-4000:]))
             if broken:
                 return 3
     return 0
+
+
+def main() -> int:
+    return serve({"config": run_config})
 
 
 def _context_broken(torch) -> bool:

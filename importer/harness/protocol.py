@@ -2,8 +2,8 @@
 
 Nothing here imports torch: the worker supplies a ``Backend`` that runs calls and reads CUDA
 events, and the CPU tests supply a fake one. What lives here: statistics, cold-L2 rotation
-sizing, calls per sample, interleaved shuffled rounds, server-mode arrival gaps, correctness
-classification and the audit rules.
+sizing, calls per sample, interleaved shuffled rounds, server-mode arrival gaps and correctness
+classification. The launcher audit's rules are in ``audit``.
 """
 
 from __future__ import annotations
@@ -13,6 +13,10 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
+
+# Recorded with every run; bump when how a figure is measured changes.
+# 2: the launcher audit runs after the timing, and CUPTI is torn down after it.
+HARNESS_VERSION = "2"
 
 # ---------------------------------------------------------------------------- statistics
 
@@ -230,52 +234,3 @@ def classify_correctness(
             )
         )
     return Correctness(status, rel_error, ratio, tuple(findings))
-
-
-@dataclass(frozen=True)
-class AuditObservation:
-    """What the worker saw while running a launcher a few times (see worker.audit)."""
-
-    calls: int
-    sync_api_calls: int = 0  # cudaDeviceSynchronize / cudaStreamSynchronize / ... in the trace
-    blocked_behind_sleep: bool = False  # the call returned only after a queued sleep kernel ended
-    malloc_api_calls: int = 0  # cudaMalloc / cudaFree / cudaMallocAsync ... in the trace
-    torch_allocations: int = 0  # torch caching-allocator requests during the calls
-    foreign_stream_kernels: int = 0  # kernels or copies on streams other than the caller's
-    new_threads: int = 0  # OS threads still alive that the calls started
-    trace_available: bool = True
-
-
-def audit_findings(obs: AuditObservation) -> list[tuple[str, str]]:
-    """Launcher audit rules (SPEC §7): each finding is (code, one-line detail)."""
-    out = []
-    if obs.sync_api_calls >= obs.calls or obs.blocked_behind_sleep:
-        how = []
-        if obs.sync_api_calls:
-            how.append(f"{obs.sync_api_calls} synchronize calls in {obs.calls} launches")
-        if obs.blocked_behind_sleep:
-            how.append("the call waited for earlier GPU work to finish")
-        out.append(("sync_per_call", "device synchronisation on every call: " + "; ".join(how)))
-    if obs.malloc_api_calls >= obs.calls or obs.torch_allocations >= obs.calls:
-        out.append(
-            (
-                "alloc_per_call",
-                f"allocation on every call ({obs.malloc_api_calls} CUDA allocation calls, "
-                f"{obs.torch_allocations} torch allocations in {obs.calls} launches)",
-            )
-        )
-    if obs.foreign_stream_kernels:
-        out.append(
-            (
-                "hidden_stream_work",
-                f"{obs.foreign_stream_kernels} GPU operations ran on streams other than the caller's: "
-                "work hidden from the timed stream",
-            )
-        )
-    if obs.new_threads:
-        out.append(("extra_threads", f"{obs.new_threads} threads started by the launcher"))
-    if not obs.trace_available:
-        out.append(
-            ("audit_partial", "the CUDA trace (profiler) was unavailable; stream and API checks skipped")
-        )
-    return out

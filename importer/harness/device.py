@@ -1,0 +1,89 @@
+"""The GPU a run measures on: which GPUs are visible, their labels, and the provenance every
+run records (SPEC §7: GPU name, SM count, L2, clocks, driver, CUDA, cuBLAS and torch versions).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+from cuda_l2_explorer.db.errors import NoGPUError, UsageError
+
+
+def visible_gpus() -> int:
+    """Number of CUDA GPUs torch sees; raises NoGPUError with a one-line reason."""
+    try:
+        import torch
+    except ImportError as exc:
+        raise NoGPUError("bench needs torch with CUDA: pip install 'cuda-l2-explorer[gpu]'") from exc
+    if not torch.cuda.is_available() or torch.cuda.device_count() == 0:
+        raise NoGPUError("no CUDA GPU is visible (torch.cuda.is_available() is False)")
+    return torch.cuda.device_count()
+
+
+def parse_gpus(text: str, available: int) -> list[int]:
+    if text == "all":
+        return list(range(available))
+    try:
+        gpus = sorted({int(x) for x in text.split(",") if x.strip()})
+    except ValueError:
+        raise UsageError(f"--gpus takes 'all' or indexes like 0,1 (got {text!r})") from None
+    if not gpus or any(g < 0 or g >= available for g in gpus):
+        raise UsageError(f"--gpus {text}: this machine has GPUs 0..{available - 1}")
+    return gpus
+
+
+def gpu_label(name: str) -> str:
+    """'NVIDIA H100 80GB HBM3' -> 'h100'; unknown models keep a slug of their name."""
+    lowered = name.lower()
+    for label in ("h200", "h100", "h800", "a100", "a800", "l40s", "b200", "gb200", "4090", "3090"):
+        if label in lowered:
+            return label
+    return "".join(ch if ch.isalnum() else "-" for ch in lowered).strip("-") or "gpu"
+
+
+def device_info() -> dict:
+    """Provenance of the GPU this process sees as device 0 (SPEC §7), for the worker's hello."""
+    import torch
+
+    props = torch.cuda.get_device_properties(0)
+    info = {
+        "gpu_name": props.name,
+        "sm_count": props.multi_processor_count,
+        "l2_bytes": int(getattr(props, "L2_cache_size", 0) or 0),
+        "memory_bytes": int(props.total_memory),
+        "capability": list(torch.cuda.get_device_capability(0)),
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+    }
+    info.update(nvidia_smi())
+    try:
+        from cuda_l2_explorer.importer.harness import baselines
+
+        versions = baselines.versions(baselines.load_baselines())
+        info["cublas"] = versions.get("cublas")
+        info["cublas_versions"] = versions
+    except Exception as exc:  # recorded, and the baselines fail visibly later
+        info["cublas_error"] = str(exc).splitlines()[0]
+    return info
+
+
+def nvidia_smi() -> dict:
+    """Driver and current clocks of the worker's GPU (empty when nvidia-smi is absent)."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0] or "0"
+    try:
+        out = subprocess.run(
+            [
+                "nvidia-smi",
+                f"--id={visible}",
+                "--query-gpu=driver_version,clocks.sm,clocks.mem",
+                "--format=csv,noheader,nounits",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout.strip()
+        driver, sm, mem = (x.strip() for x in out.splitlines()[0].split(","))
+        return {"driver": driver, "clock_sm_mhz": int(float(sm)), "clock_mem_mhz": int(float(mem))}
+    except Exception:
+        return {}
