@@ -213,6 +213,61 @@ MIGRATIONS.append(
     )
 )
 
+# SPEC §7: what a measurement's figure is. Harness 3 (offline) times ``device_time`` by CUDA-graph
+# replay; ``issue_bound_time`` is R calls issued from Python between two events (how harnesses 1
+# and 2 timed offline, and the fallback for launchers a graph cannot capture); ``isolated_call``
+# is one call between events on an idle GPU; ``cupti_kernel_time`` is the summed duration of
+# the GPU work one call launched, per CUPTI. No figure is ever divided by one of another metric.
+METRICS: tuple[str, ...] = (
+    "device_time",
+    "issue_bound_time",
+    "isolated_call",
+    "host_latency",
+    "cupti_kernel_time",
+    "reference_tflops",
+)
+_METRIC_LIST = ", ".join(f"'{m}'" for m in METRICS)
+
+MIGRATIONS.append(
+    (
+        4,
+        "harness 3 metrics: graph-replayed device time, issue-bound time, isolated call, CUPTI time",
+        [
+            # DuckDB cannot alter a CHECK constraint: the table is rebuilt with the wider one.
+            f"""CREATE TABLE measurements_v4 (
+                run_id TEXT NOT NULL,
+                m BIGINT NOT NULL CHECK (m > 0),
+                n BIGINT NOT NULL CHECK (n > 0),
+                k BIGINT NOT NULL CHECK (k > 0),
+                implementation TEXT NOT NULL,
+                metric TEXT NOT NULL CHECK (metric IN ({_METRIC_LIST})),
+                padded BOOLEAN NOT NULL DEFAULT false,
+                l2 TEXT NOT NULL DEFAULT 'cold' CHECK (l2 IN ('cold', 'warm')),
+                unit TEXT NOT NULL,
+                n_samples INTEGER,
+                calls_per_sample INTEGER,
+                median DOUBLE,
+                p10 DOUBLE,
+                p90 DOUBLE,
+                mean DOUBLE,
+                p99 DOUBLE,
+                min DOUBLE,
+                max DOUBLE,
+                status TEXT NOT NULL
+                    CHECK (status IN ('ok', 'incorrect', 'crashed', 'timeout', 'compile_error',
+                                      'skipped')),
+                rel_error DOUBLE,
+                error_ratio DOUBLE,
+                message TEXT,
+                PRIMARY KEY (run_id, m, n, k, implementation, metric, padded)
+            )""",
+            "INSERT INTO measurements_v4 SELECT * FROM measurements",
+            "DROP TABLE measurements",
+            "ALTER TABLE measurements_v4 RENAME TO measurements",
+        ],
+    )
+)
+
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
 # Tables whose rows the bundled dataset carries, in dependency order.

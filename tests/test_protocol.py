@@ -82,13 +82,18 @@ def test_server_gaps_have_the_target_mean():
 class FakeBackend:
     """Deterministic device: each impl has a fixed per-call time; records what ran."""
 
-    def __init__(self, per_call):
+    def __init__(self, per_call, per_unit=1):
         self.per_call = per_call
+        self.per_unit = per_unit  # calls in one unit: a captured graph's calls
         self.log = []
         self.slept = []
 
-    def offline_sample(self, impl, calls):
-        self.log.append(("offline", impl, calls))
+    def calls_per_unit(self, impl):
+        return self.per_unit
+
+    def offline_sample(self, impl, units):
+        self.log.append(("offline", impl, units))
+        calls = units * self.per_unit
         return self.per_call[impl] * calls, self.per_call[impl] * calls + 5e-6
 
     def single_call(self, impl):
@@ -109,6 +114,24 @@ def test_offline_measurement():
     sampled = {impl for kind, impl, calls in backend.log if kind == "offline" and calls > 1}
     assert sampled == {"kernel"}  # only the fast one needs several calls per sample
     assert backend.slept == []
+
+
+def test_offline_samples_of_graph_units_are_per_call():
+    """A unit of 8 graph-captured calls: R counts calls, the figures stay per call."""
+    backend = FakeBackend({"kernel": 2e-6, "cuBLAS-nn": 1e-3}, per_unit=8)
+    result = measure(backend, ["kernel", "cuBLAS-nn"], ProtocolSettings(samples=5, warmup_s=0.0))
+    assert result["kernel"].calls_per_sample == 63 * 8  # ceil(1 ms / 16 us) units of 8 calls
+    assert result["cuBLAS-nn"].calls_per_sample == 8  # one unit already spans 8 ms
+    assert summarize(result["kernel"].device).median == pytest.approx(2e-6)
+    assert summarize(result["cuBLAS-nn"].device).median == pytest.approx(1e-3)
+    # The isolated call (one call between events) is kept apart from the per-call device time.
+    assert result["kernel"].isolated == [2e-6] * 5 and len(result["kernel"].host) == 5
+
+
+def test_timing_must_be_graph_or_eager():
+    assert ProtocolSettings().timing == "graph"
+    with pytest.raises(ValueError, match="timing"):
+        ProtocolSettings(timing="events")
 
 
 def test_server_measurement_sleeps_before_every_call():

@@ -45,13 +45,15 @@ def library_kernel_fn(torch, lib: TunerLibrary, name: str, variant: Variant, m: 
     ws_bytes = kernel.workspace_bytes(m, n, k, variant)
     workspace = torch.empty(max(ws_bytes, 1), dtype=torch.uint8, device="cuda")
     ws_ptr = workspace.data_ptr() if ws_bytes else 0
-    stream = torch.cuda.current_stream().cuda_stream
     b_col = kernel.params.get("b_major") == "k"
     run, args = kernel.entry, variant.args()
     ws_arg = ws_ptr or None
-    stream_arg = stream or None
+    current_stream = torch.cuda.current_stream
 
     def call(a, b, b_col_major, c, _keep=workspace) -> None:
+        # The stream is read at each call, as a torch extension's getCurrentCUDAStream() does:
+        # inside a CUDA-graph capture it is the capturing stream, not the legacy default stream.
+        stream_arg = current_stream().cuda_stream or None
         status = run(
             a.data_ptr(),
             (b_col_major if b_col else b).data_ptr(),

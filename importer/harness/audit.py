@@ -115,6 +115,28 @@ def audit(torch, fn: Callable, next_inputs: Callable[[], Any], calls: int = 5) -
     return audit_findings(obs)
 
 
+def capture_blockers(torch, fn: Callable, next_inputs: Callable[[], Any], calls: int = 3) -> str | None:
+    """Why ``fn`` must not be timed inside a CUDA graph, or None.
+
+    Captured, a per-call allocation is served once from the graph's private pool and a per-call
+    synchronisation fails or vanishes: the graph would time a launcher cheaper than the one a
+    user calls. Both are seen on plain calls, before any profiler runs (it must not be live
+    while we measure); side streams are caught by the capture itself or by the audit.
+    """
+    sets = [next_inputs() for _ in range(calls)]
+    torch.cuda.synchronize()
+    before = torch.cuda.memory_stats().get("allocation.all.allocated", 0)
+    for s in sets:
+        fn(s)
+    torch.cuda.synchronize()
+    allocations = torch.cuda.memory_stats().get("allocation.all.allocated", 0) - before
+    if allocations >= calls:
+        return f"allocates on every call ({allocations} allocations in {calls} calls)"
+    if _blocks_behind_sleep(torch, fn, next_inputs()):
+        return "synchronises the device on every call"
+    return None
+
+
 def _profile(torch, fn, sets) -> dict:
     """Count sync / allocation API calls inside the calls, and GPU work off the caller's stream."""
     try:

@@ -16,7 +16,15 @@ from typing import Protocol
 
 # Recorded with every run; bump when how a figure is measured changes.
 # 2: the launcher audit runs after the timing, and CUPTI is torn down after it.
-HARNESS_VERSION = "2"
+# 3: offline device time is CUDA-graph replay (R calls in one graph), not R calls issued from
+#    Python; the isolated call and CUPTI's kernel time are stored beside it.
+HARNESS_VERSION = "3"
+
+# How an offline sample is timed. "graph": R calls captured into one CUDA graph, replayed between
+# two events (SPEC §7 device time). "eager": R calls issued from Python between two events, as
+# harnesses 1 and 2 did; for any kernel shorter than Python's issue cost this times the issue
+# rate, so its figures are stored as the metric "issue_bound_time", never as device time.
+TIMINGS = ("graph", "eager")
 
 # ---------------------------------------------------------------------------- statistics
 
@@ -113,8 +121,12 @@ def server_gaps(count: int, target_qps: float, rng: random.Random) -> list[float
 class Backend(Protocol):
     """What the measurement loop needs from a GPU; implemented by the worker with torch."""
 
-    def offline_sample(self, impl: str, calls: int) -> tuple[float, float]:
-        """Run ``calls`` calls back to back between two events; (device s, host s) in total."""
+    def calls_per_unit(self, impl: str) -> int:
+        """Calls in one unit of ``offline_sample`` (a graph's calls; 1 for eager calls)."""
+        ...
+
+    def offline_sample(self, impl: str, units: int) -> tuple[float, float]:
+        """Run ``units`` units back to back between two events; (device s, host s) in total."""
         ...
 
     def single_call(self, impl: str) -> tuple[float, float]:
@@ -132,34 +144,43 @@ class ProtocolSettings:
     sample_target_s: float = 1e-3
     target_qps: float = 100.0
     seed: int = 0
+    timing: str = "graph"
 
     def __post_init__(self) -> None:
         if self.mode not in ("offline", "server"):
             raise ValueError(f"mode must be offline or server, not {self.mode!r}")
+        if self.timing not in TIMINGS:
+            raise ValueError(f"timing must be one of {', '.join(TIMINGS)}, not {self.timing!r}")
         if self.samples < 1 or self.warmup_s < 0 or self.target_qps <= 0:
             raise ValueError("samples >= 1, warmup_s >= 0 and target_qps > 0 are required")
 
 
 @dataclass
 class ImplSamples:
-    """Per-call samples of one implementation, in seconds."""
+    """Per-call samples of one implementation, in seconds.
+
+    ``device``: offline, per-call time of R back-to-back calls; server, the one call's device
+    time. ``isolated``: offline only, one call between events on an idle GPU (the events' and
+    queue's floor included). ``host``: one call to the end of a synchronize.
+    """
 
     device: list[float] = field(default_factory=list)
     host: list[float] = field(default_factory=list)
+    isolated: list[float] = field(default_factory=list)
     calls_per_sample: int = 1
 
 
-def warm_up(backend: Backend, impl: str, warmup_s: float, min_calls: int = 3) -> float:
-    """Run calls for ``warmup_s``; return the last per-call device time (to size R)."""
-    spent, per_call, calls = 0.0, 0.0, 0
-    while calls < min_calls or spent < warmup_s:
+def warm_up(backend: Backend, impl: str, warmup_s: float, min_units: int = 3) -> float:
+    """Run units for ``warmup_s``; return the last unit's device time (to size a sample)."""
+    spent, per_unit, units = 0.0, 0.0, 0
+    while units < min_units or spent < warmup_s:
         device, host = backend.offline_sample(impl, 1)
-        per_call = device
+        per_unit = device
         spent += max(device, host)
-        calls += 1
-        if calls > 100_000:
+        units += 1
+        if units > 100_000:
             break
-    return per_call
+    return per_unit
 
 
 def measure(
@@ -171,20 +192,24 @@ def measure(
     """SPEC §7 offline or server measurement of ``impls``, interleaved and shuffled per round."""
     rng = random.Random(settings.seed)
     results = {name: ImplSamples() for name in impls}
+    units: dict[str, int] = {}
     for name in impls:
-        per_call = warm_up(backend, name, settings.warmup_s)
+        per_unit = warm_up(backend, name, settings.warmup_s)
         if settings.mode == "offline":
-            results[name].calls_per_sample = calls_per_sample(per_call, settings.sample_target_s)
+            units[name] = calls_per_sample(per_unit, settings.sample_target_s)
+            results[name].calls_per_sample = units[name] * backend.calls_per_unit(name)
     orders = round_orders(impls, settings.samples, rng)
     gaps = iter(server_gaps(settings.samples * len(impls), settings.target_qps, rng))
     for index, order in enumerate(orders):
         for name in order:
             slot = results[name]
             if settings.mode == "offline":
-                device, _ = backend.offline_sample(name, slot.calls_per_sample)
+                device, _ = backend.offline_sample(name, units[name])
                 slot.device.append(device / slot.calls_per_sample)
                 # Host latency as the reference measured it: one call, then synchronize.
-                slot.host.append(backend.single_call(name)[1])
+                isolated, host = backend.single_call(name)
+                slot.isolated.append(isolated)
+                slot.host.append(host)
             else:
                 backend.sleep(next(gaps))
                 device, host = backend.single_call(name)

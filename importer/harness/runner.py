@@ -201,13 +201,14 @@ def record_result(
             sample_rows.append(
                 (*key, row["implementation"], row["metric"], bool(row.get("padded")), idx, value)
             )
-    findings = {code: detail for code, detail in outcome.audit}
+    # An audit entry is (code, detail) about the kernel, or (code, detail, implementation).
+    findings = {(f[2] if len(f) > 2 else "kernel", f[0]): f[1] for f in outcome.audit}
     with store.transaction():
         writes.clear_config(store, *key)
         writes.insert_measurements(store, measurement_rows)
         writes.insert_samples(store, sample_rows)
         writes.insert_audit_findings(
-            store, [(*key, "kernel", code, detail) for code, detail in findings.items()]
+            store, [(*key, impl, code, detail) for (impl, code), detail in findings.items()]
         )
         writes.record_config(
             store,

@@ -23,8 +23,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from cuda_l2_explorer.importer.harness import messages
-from cuda_l2_explorer.importer.harness.audit import audit
+from cuda_l2_explorer.importer.harness.audit import audit, capture_blockers
 from cuda_l2_explorer.importer.harness.device import device_info
+from cuda_l2_explorer.importer.harness.graph import GraphBackend, cross_check, kernel_time_per_call
 from cuda_l2_explorer.importer.harness.messages import Result
 from cuda_l2_explorer.importer.harness.protocol import (
     ProtocolSettings,
@@ -144,13 +145,21 @@ class Implementations:
 
 
 class TorchBackend:
-    """protocol.Backend over CUDA events and the rotating input sets."""
+    """protocol.Backend over CUDA events and eager calls on the rotating input sets.
+
+    Its offline samples time the rate at which Python issues calls whenever a call is shorter
+    than the issue cost (harness 2's method, kept for ``timing="eager"`` and for launchers that
+    cannot be captured); its single calls are the isolated-call and host latencies.
+    """
 
     def __init__(self, torch, impls: Implementations) -> None:
         self.torch = torch
         self.impls = impls
         self.start = torch.cuda.Event(enable_timing=True)
         self.end = torch.cuda.Event(enable_timing=True)
+
+    def calls_per_unit(self, impl: str) -> int:
+        return 1
 
     def offline_sample(self, impl: str, calls: int) -> tuple[float, float]:
         fn, nxt = self.impls.fns[impl], self.impls.inputs.next
@@ -295,6 +304,51 @@ def autotune(
     }
 
 
+def offline_backend(
+    torch,
+    impls: Implementations,
+    settings: ProtocolSettings,
+    names: list[str],
+    progress: Callable[[str], None],
+):
+    """The backend a measurement runs on: CUDA-graph replay for offline device time (harness 3),
+    eager calls for server mode and for ``timing="eager"``."""
+    eager = TorchBackend(torch, impls)
+    if settings.mode != "offline" or settings.timing != "graph":
+        return eager
+    progress("capturing CUDA graphs")
+    # A launcher that allocates or synchronises on every call would hide that cost inside a
+    # graph (allocations land in the graph's pool) or fail to capture: time it eagerly.
+    eager_only = {}
+    for name in ("kernel", "kernel+padding"):
+        if name in names:
+            reason = capture_blockers(torch, impls.fns[name], lambda n=name: impls.inputs.next(n))
+            if reason:
+                eager_only[name] = reason
+    backend = GraphBackend(torch, impls, eager)
+    backend.prepare(names, eager_only)
+    return backend
+
+
+def _per_call_metric(backend, name: str, settings: ProtocolSettings) -> str:
+    """What the per-call figure of ``name`` is: device time only when a graph replayed it."""
+    if settings.mode == "server":
+        return "device_time"  # one call after an idle gap: the server protocol's own figure
+    if isinstance(backend, GraphBackend) and backend.captured(name):
+        return "device_time"
+    return "issue_bound_time"
+
+
+def _timing_findings(backend: GraphBackend, name: str, device: list[float], cupti: float | None) -> list:
+    """Audit entries (code, detail, implementation) about how ``name`` was timed."""
+    impl = "kernel" if name == "kernel+padding" else name
+    if not backend.captured(name):
+        why = backend.not_capturable.get(name, "")
+        return [("not-capturable", f"timed by events over eager calls: {why}", impl)]
+    mismatch = cross_check(summarize(device).median, cupti) if device else None
+    return [(*mismatch, impl)] if mismatch else []
+
+
 # A job kind's handler: (torch, job, state, progress) -> Result. ``state`` lives as long as the
 # worker (device info under "info", loaded libraries); ``progress(phase)`` reports a phase.
 JobHandler = Callable[[Any, dict, dict, Callable[[str], None]], Result]
@@ -368,15 +422,22 @@ def run_config(
                 correctness[f"cuBLASLt-auto-tuning-{layout}"] = result.pop("verdict")
                 tuning[layout] = result
     names = [x for x in ("kernel", "kernel+padding", *measured_names) if x in impls.fns]
+    backend = offline_backend(torch, impls, settings, names, progress)
     progress(f"measuring ({settings.mode})")
     samples = measure(
-        TorchBackend(torch, impls),
+        backend,
         names,
         settings,
         on_round=lambda i, total: progress(f"measuring ({settings.mode}) {i}/{total}"),
     )
+    kernel_times: dict[str, float] = {}
+    if isinstance(backend, GraphBackend):
+        # After the timing, as the audit: CUPTI must not be live while we measure.
+        progress("cross-checking with CUPTI")
+        kernel_times = kernel_time_per_call(torch, impls, names)
+        for name in names:
+            findings += _timing_findings(backend, name, samples[name].device, kernel_times.get(name))
     if "kernel" in impls.fns:
-        # After the timing: the audit runs the profiler, which must not be live while we measure.
         progress("auditing the launcher")
         findings += audit(torch, impls.fns["kernel"], lambda: impls.inputs.next("kernel"))
     flops = 2.0 * m * n * k
@@ -396,11 +457,17 @@ def run_config(
             t = tuning[name.rsplit("-", 1)[1]]
             base["message"] = f"algorithm {t['chosen']} of {t['candidates']} heuristic candidates"
         s = samples[name]
-        for metric, values, unit in (
-            ("device_time", s.device, "s"),
+        series = [
+            (_per_call_metric(backend, name, settings), s.device, "s"),
+            ("isolated_call", s.isolated, "s"),
             ("host_latency", s.host, "s"),
             ("reference_tflops", [flops / h / 1e12 for h in s.host], "TFLOP/s"),
-        ):
+        ]
+        if name in kernel_times:
+            series.append(("cupti_kernel_time", [kernel_times[name]], "s"))
+        for metric, values, unit in series:
+            if not values:
+                continue
             stats = summarize(values)
             rows.append(
                 {
@@ -408,7 +475,7 @@ def run_config(
                     "metric": metric,
                     "unit": unit,
                     "n_samples": stats.n,
-                    "calls_per_sample": s.calls_per_sample if metric == "device_time" else 1,
+                    "calls_per_sample": s.calls_per_sample if unit == "s" and values is s.device else 1,
                     "median": stats.median,
                     "p10": stats.p10,
                     "p90": stats.p90,
@@ -454,7 +521,10 @@ def run_config(
             }
         )
     torch.cuda.synchronize()
-    info = {"rotation_sets": count, "bytes_per_set": per_set, "autotune": tuning}
+    info = {"rotation_sets": count, "bytes_per_set": per_set, "autotune": tuning, "timing": settings.timing}
+    if isinstance(backend, GraphBackend):
+        info["calls_per_graph"] = backend.calls_per_graph
+        info["not_capturable"] = backend.not_capturable
     return Result(m, n, k, rows, findings, {**info, "seconds": time.perf_counter() - started})
 
 

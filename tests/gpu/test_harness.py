@@ -109,6 +109,35 @@ def test_allocation_per_call_is_flagged(offline_db):
     assert _findings(offline_db, "256_512_128") & {"alloc_per_call", "sync_per_call"}
 
 
+def test_harness_3_times_captured_launchers_by_graph_replay(offline_db):
+    """Clean launchers get graph-replayed device time beside the isolated call and CUPTI's time;
+    launchers a graph cannot capture honestly are timed eagerly, labelled issue-bound."""
+    metrics = {
+        r[0]: r[1]
+        for r in _rows(
+            offline_db,
+            "SELECT metric, median FROM measurements WHERE m = 64 AND n = 64 AND k = 64 "
+            "AND implementation = 'torch.matmul' AND NOT padded",
+        )
+    }
+    assert {"device_time", "isolated_call", "host_latency", "cupti_kernel_time"} <= set(metrics)
+    # In a graph, back-to-back calls hide the events' and queue's floor that one call pays.
+    assert metrics["device_time"] < metrics["isolated_call"] <= metrics["host_latency"]
+    for shape in ("128_128_128", "512_128_256"):  # syncs / allocates on every call
+        m, n, k = map(int, shape.split("_"))
+        assert "not-capturable" in _findings(offline_db, shape)
+        kernel_metrics = {
+            r[0]
+            for r in _rows(
+                offline_db,
+                "SELECT metric FROM measurements WHERE m = ? AND n = ? AND k = ? "
+                "AND implementation = 'kernel'",
+                (m, n, k),
+            )
+        }
+        assert "issue_bound_time" in kernel_metrics and "device_time" not in kernel_metrics
+
+
 def test_padding_rule_times_both_ways(offline_db):
     plain = _kernel(offline_db, "96_96_96")[0]
     padded = _kernel(offline_db, "96_96_96", padded=True)[0]
