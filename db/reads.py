@@ -433,3 +433,28 @@ def chosen_search_rows(store: Store, run_ids: Sequence[str]) -> list[tuple]:
         """,
         list(run_ids),
     ).fetchall()
+
+
+# ------------------------------------------------------------------------------------------------
+# Harness validation (benchmarks/harness/v3/table.py)
+# ------------------------------------------------------------------------------------------------
+
+
+def measured_medians(store: Store, metrics: Sequence[str]) -> list[tuple]:
+    """(run_id, m, n, k, implementation, padded, metric, median, p10, p90, status) of every
+    measurement of the given metrics in this store's own runs."""
+    marks = ", ".join("?" for _ in metrics)
+    return store.con.execute(
+        f"""
+        SELECT run_id, m, n, k, implementation, padded, metric, median, p10, p90, status
+        FROM main.measurements WHERE metric IN ({marks}) ORDER BY ALL
+        """,
+        list(metrics),
+    ).fetchall()
+
+
+def audit_rows(store: Store) -> list[tuple]:
+    """(run_id, m, n, k, implementation, finding, detail) of this store's own runs."""
+    return store.con.execute(
+        "SELECT run_id, m, n, k, implementation, finding, detail FROM main.audit_findings ORDER BY ALL"
+    ).fetchall()

@@ -1,0 +1,58 @@
+"""Calls to be timed by Nsight Compute: torch.matmul (cuBLAS) and our library's pick per config.
+
+    ncu --clock-control none --cache-control all --metrics gpu__time_duration.sum --csv \
+        --log-file ncu.csv python3 ncu_driver.py CONFIGS MANIFEST LIBRARY > order.json
+
+ncu replays each kernel with its caches flushed (--cache-control all: cold L2, as the harness's
+rotating inputs) at the GPU's own clocks (--clock-control none: ncu locks base clocks by
+default). Each (config, implementation) group of CALLS calls sits between two marker kernels
+(torch.cuda._sleep), so group i is what ncu lists between markers 2i and 2i+1; set-up calls run
+outside the pairs. Every kernel a call launches (a split-K reduction, a memset) counts towards
+that call. The groups' order goes to stdout as JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import torch
+from cuda_l2_explorer.tuner.native import TunerLibrary, Variant
+from cuda_l2_explorer.tuner.search_worker import library_kernel_fn
+
+CALLS = 3
+
+
+def main(configs_path: str, manifest_path: str, library_path: str) -> None:
+    shapes = [
+        tuple(int(x) for x in word.split("_"))
+        for line in open(configs_path)
+        if not line.startswith("#")
+        for word in line.split()
+    ]
+    picks = {(e["m"], e["n"], e["k"]): e for e in json.load(open(manifest_path))["configs"]}
+    lib = TunerLibrary(library_path)
+    order = []
+    for m, n, k in shapes:
+        a = torch.randn(m, k, device="cuda", dtype=torch.half)
+        b = torch.randn(k, n, device="cuda", dtype=torch.half)
+        b_col = b.t().contiguous().t()
+        c = torch.empty(m, n, device="cuda", dtype=torch.half)
+        impls = {"torch.matmul": lambda a=a, b=b, c=c: torch.matmul(a, b, out=c)}
+        pick = picks.get((m, n, k))
+        if pick is not None:
+            fn = library_kernel_fn(torch, lib, pick["kernel_name"], Variant(**pick["variant"]), m, n, k)
+            impls["kernel"] = lambda fn=fn, a=a, b=b, bc=b_col, c=c: fn(a, b, bc, c)
+        for name, call in impls.items():
+            call()  # first-call set-up (heuristics, lazy loading), outside the markers
+            torch.cuda._sleep(1)
+            for _ in range(CALLS):
+                call()
+            torch.cuda._sleep(1)
+            order.append({"m": m, "n": n, "k": k, "implementation": name, "calls": CALLS})
+        torch.cuda.synchronize()
+    json.dump(order, sys.stdout)
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:4])
