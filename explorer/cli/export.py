@@ -31,7 +31,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         type=Path,
         metavar="PATH",
-        help="a kernel-library manifest to choose from (repeatable; default: kernels/*/manifest.json)",
+        help="a kernel-library manifest to choose from (repeatable; default: "
+        "$CUDA_L2_EXPLORER_KERNELS_DIR/*/manifest.json)",
     )
     p.add_argument("--name", help="package / project name (sanitised; default from the set and shape)")
     p.add_argument("--force", action="store_true", help="replace DIR if it exists and is not empty")

@@ -1,8 +1,9 @@
 """Choose the kernel to export for an (M, N, K) and gather the evidence its README states.
 
-Candidates are what ``lookup`` ranks (the store's rows, SPEC section 8) plus every config of our
-library's manifests (``kernels/<device>_<ACC>/manifest.json``; runtime-shape kernels, so lookup
-ranks them as "nearest" unless the config is the query itself). They are ranked together with
+Candidates are what ``lookup`` ranks (the store's rows, SPEC section 8: our set's kernels are
+stored as parameters) plus every config of the kernel-library manifests given (``--manifest``, or
+``$CUDA_L2_EXPLORER_KERNELS_DIR/*/manifest.json``; runtime-shape kernels, so lookup ranks them as
+"nearest" unless the config is the query itself). They are ranked together with
 :func:`engine.lookup.rank`, and the best-ranked one whose kernel can be written out is chosen: a
 store row with its source (an imported SPEC section 4 file) or a manifest entry. Rows above it
 that carry no source (published results) are counted, so the README can say so.
@@ -33,7 +34,6 @@ from cuda_l2_explorer.tuner.native import Variant
 
 LIBRARY_SET_NAME = "ours"  # our kernel library's set name, as `tune` and `bench` record it in the store
 _ENV_KERNELS_DIR = "CUDA_L2_EXPLORER_KERNELS_DIR"
-_REPO_KERNELS = Path(__file__).resolve().parents[3] / "kernels"
 
 
 @dataclass(frozen=True)
@@ -176,9 +176,15 @@ class ExportPlan:
 
 
 def default_manifests() -> list[Path]:
-    """``<kernels>/*/manifest.json`` ($CUDA_L2_EXPLORER_KERNELS_DIR, else the repository's kernels/)."""
-    root = Path(os.environ.get(_ENV_KERNELS_DIR) or _REPO_KERNELS)
-    return sorted(root.glob("*/manifest.json")) if root.is_dir() else []
+    """``$CUDA_L2_EXPLORER_KERNELS_DIR/*/manifest.json``, else none.
+
+    Never the repository's kernels/ folder: a checkout and an installed copy must choose alike.
+    Our set needs no manifest to be exported: the bundled store holds its kernels' parameters
+    and its measured runs.
+    """
+    folder = os.environ.get(_ENV_KERNELS_DIR)
+    root = Path(folder) if folder else None
+    return sorted(root.glob("*/manifest.json")) if root is not None and root.is_dir() else []
 
 
 def _manifest_candidates(
