@@ -226,7 +226,7 @@ def config_table(store: Store, set_id: str, gpu: str, mode: str) -> pl.DataFrame
     though they have no speedups.
     """
     import polars as pl
-    from cuda_l2_explorer.db.shapes import Shape, floor_seconds, regime
+    from cuda_l2_explorer.db.shapes import floor_seconds, regime
 
     pivots = ", ".join(f"max(speedup) FILTER (WHERE baseline = '{b}') AS \"vs {b}\"" for b in HEADLINE)
     frame = store.query(
@@ -340,7 +340,7 @@ def stats_by_regime(store: Store, filters: Filters, baseline: str = BEST) -> pl.
     """Aggregates over ``baseline`` per set, GPU, mode, source and regime (tiny, skinny, small-K,
     large: db.shapes.regime on the set's GPU), geomean first, as ``stats`` does per baseline."""
     import polars as pl
-    from cuda_l2_explorer.db.shapes import REGIMES, Shape, regime
+    from cuda_l2_explorer.db.shapes import REGIMES, regime
 
     if baseline not in REPORT_ORDER:
         raise UsageError(f"unknown baseline {baseline!r}; known: {', '.join(REPORT_ORDER)}")
@@ -458,3 +458,74 @@ def audit_rows(store: Store) -> list[tuple]:
     return store.con.execute(
         "SELECT run_id, m, n, k, implementation, finding, detail FROM main.audit_findings ORDER BY ALL"
     ).fetchall()
+
+
+# ------------------------------------------------------------------------------------------------
+# Engine (engine.bench, engine.library, engine.export, cli)
+# ------------------------------------------------------------------------------------------------
+
+
+def kernel_set_count(store: Store) -> int:
+    return store.scalar("SELECT count(*) FROM all_kernel_sets")
+
+
+def set_folders(store: Store, set_: str, limit: int = 2) -> list[str]:
+    """The folders of the stored sets whose id or name is ``set_`` (sets with a folder only)."""
+    rows = store.con.execute(
+        "SELECT root FROM all_kernel_sets WHERE (set_id = ? OR name = ?) AND root IS NOT NULL LIMIT ?",
+        [set_, set_, limit],
+    ).fetchall()
+    return [row[0] for row in rows]
+
+
+def kernels_with_source(store: Store) -> set[tuple[str, Shape]]:
+    """(set_id, config) of every stored kernel with its source (the sources are read only once chosen)."""
+    frame = store.query("SELECT set_id, m, n, k FROM all_kernels WHERE source IS NOT NULL")
+    return {(s, Shape(m, n, k)) for s, m, n, k in frame.iter_rows()}
+
+
+def library_kernels(store: Store) -> set[tuple[str, Shape]]:
+    """(set_id, config) of stored kernels of our library: no source, their parameters in ``params``
+    (recorded by ``tune`` and by ``bench`` of a manifest set)."""
+    frame = store.query(
+        "SELECT set_id, m, n, k FROM all_kernels WHERE source IS NULL AND json_exists(params, '$.kernel')"
+    )
+    return {(s, Shape(m, n, k)) for s, m, n, k in frame.iter_rows()}
+
+
+def library_kernel(store: Store, set_id: str, shape: Shape) -> dict:
+    """A stored kernel of our library: its parameters (JSON), its set's device label and accumulator,
+    and the harness version of the newest run of the set (``harness``, None without runs)."""
+    return store.query(
+        "SELECT k.params, s.gpu AS device, s.accumulator, r.harness FROM all_kernels k "
+        "JOIN all_kernel_sets s USING (set_id) LEFT JOIN (SELECT set_id, "
+        "max(json_extract_string(params, '$.harness_version')) AS harness FROM all_runs GROUP BY ALL) r "
+        "USING (set_id) WHERE k.set_id = ? AND k.m = ? AND k.n = ? AND k.k = ?",
+        [set_id, shape.m, shape.n, shape.k],
+    ).to_dicts()[0]
+
+
+def source_kernel(store: Store, set_id: str, shape: Shape) -> dict:
+    """A stored SPEC section 4 kernel (path, source, padding tiles, runtime_shapes) with its set's
+    device label and accumulator."""
+    return store.query(
+        "SELECT k.path, k.source, k.pad_bm, k.pad_bn, k.pad_bk, k.runtime_shapes, s.gpu AS device, "
+        "s.accumulator FROM all_kernels k JOIN all_kernel_sets s USING (set_id) "
+        "WHERE k.set_id = ? AND k.m = ? AND k.n = ? AND k.k = ?",
+        [set_id, shape.m, shape.n, shape.k],
+    ).to_dicts()[0]
+
+
+def config_speedups(
+    store: Store, set_id: str, gpu: str, mode: str, source: str, shape: Shape, run_id: str | None
+) -> pl.DataFrame:
+    """(baseline, speedup, baseline_s) of one config of a set, from one run (None: published)."""
+    return store.query(
+        "SELECT baseline, speedup, baseline_s FROM speedups WHERE set_id = ? AND gpu = ? AND mode = ? "
+        "AND source = ? AND m = ? AND n = ? AND k = ? AND run_id IS NOT DISTINCT FROM ?",
+        [set_id, gpu, mode, source, shape.m, shape.n, shape.k, run_id],
+    )
+
+
+def run_gpu_name(store: Store, run_id: str) -> str | None:
+    return store.scalar("SELECT gpu_name FROM all_runs WHERE run_id = ?", [run_id])

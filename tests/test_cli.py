@@ -176,7 +176,7 @@ def test_console_script_and_module_entry_points(loaded_db, tmp_path):
 
 
 def test_no_color(monkeypatch):
-    from cuda_l2_explorer import output
+    from cuda_l2_explorer.cli import output
 
     class Tty:
         def isatty(self):

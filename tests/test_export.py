@@ -22,8 +22,8 @@ import pytest
 from cuda_l2_explorer.db.errors import UsageError
 from cuda_l2_explorer.db.shapes import Shape
 from cuda_l2_explorer.db.store import Store
-from cuda_l2_explorer.export import formats, plan_export, render_files, safe_identifier, write_tree
-from cuda_l2_explorer.export import writer as writer_module
+from cuda_l2_explorer.engine.export import formats, plan_export, render_files, safe_identifier, write_tree
+from cuda_l2_explorer.engine.export import writer as writer_module
 from cuda_l2_explorer.importer.kernelset import scan_set
 from cuda_l2_explorer.tuner import build
 from cuda_l2_explorer.tuner.config import ConfigError
@@ -480,8 +480,8 @@ def test_cutlass_is_required_exactly_when_the_kernel_includes_it(manifest, spec4
 def test_a_stored_set_of_ours_exports_without_a_manifest(db_path, tmp_path) -> None:
     """An installed explorer has no kernels/ folder: our set's store rows (parameters, no source)
     are enough to export a kernel, rendered the same way as from a manifest entry."""
-    from cuda_l2_explorer.export.plan import LibraryKernel
-    from cuda_l2_explorer.tune_command import record_set
+    from cuda_l2_explorer.engine.export.plan import LibraryKernel
+    from cuda_l2_explorer.engine.library import record_set
     from cuda_l2_explorer.tuner.catalog import KernelConfig
     from test_store import _insert_bench_run
 

@@ -182,7 +182,7 @@ def test_upstream_with_one_missing_file_writes_nothing(cli, db_path, server):
 
 
 def test_progress_bar_draws_on_stderr(capsys):
-    from cuda_l2_explorer.progress import ProgressBar
+    from cuda_l2_explorer.cli.progress import ProgressBar
 
     bar = ProgressBar("downloading x", enabled=True)
     bar.bytes(2_000_000, 4_000_000)

@@ -3,8 +3,8 @@
 import random
 
 import pytest
-from cuda_l2_explorer.db.lookup import Candidate, rank
 from cuda_l2_explorer.db.shapes import GRID_VALUES, Shape
+from cuda_l2_explorer.engine.lookup import Candidate, rank
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

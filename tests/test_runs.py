@@ -69,7 +69,7 @@ async def test_overview_says_where_the_numbers_came_from(app_db):
 def test_cutlass_is_recorded_only_for_sets_that_use_it(tmp_path, monkeypatch):
     from types import SimpleNamespace
 
-    from cuda_l2_explorer.bench_command import _cutlass_of
+    from cuda_l2_explorer.engine.bench import cutlass_of
 
     (tmp_path / "include" / "cutlass").mkdir(parents=True)
     (tmp_path / "include" / "cutlass" / "cutlass.h").write_text("")
@@ -81,8 +81,8 @@ def test_cutlass_is_recorded_only_for_sets_that_use_it(tmp_path, monkeypatch):
     raw.write_text("#include <cuda_fp16.h>\n// uses cutlass? no: cutlass/ in a comment\n")
     with_cute = tmp_path / "128_128_128.cu"
     with_cute.write_text('#include <cuda_fp16.h>\n  #include "cute/tensor.hpp"\n')
-    assert _cutlass_of(SimpleNamespace(files=[SimpleNamespace(path=raw)])) is None
+    assert cutlass_of(SimpleNamespace(files=[SimpleNamespace(path=raw)])) is None
     assert (
-        _cutlass_of(SimpleNamespace(files=[SimpleNamespace(path=raw), SimpleNamespace(path=with_cute)]))
+        cutlass_of(SimpleNamespace(files=[SimpleNamespace(path=raw), SimpleNamespace(path=with_cute)]))
         == "4.2.0"
     )

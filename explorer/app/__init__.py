@@ -1,1 +1,1 @@
-"""The Textual app. It only presents: every number comes from the engine (db.reads, db.lookup)."""
+"""The Textual app. It only presents: every number comes from the engine (cuda_l2_explorer.engine)."""

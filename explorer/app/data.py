@@ -11,14 +11,18 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import polars as pl
-from cuda_l2_explorer.db import reads
 from cuda_l2_explorer.db.errors import ExplorerError
-from cuda_l2_explorer.db.lookup import LookupResult, lookup
 from cuda_l2_explorer.db.shapes import Shape
-from cuda_l2_explorer.db.store import Store
-from cuda_l2_explorer.export import ExportResult, export_kernel
+from cuda_l2_explorer.engine import browse
+from cuda_l2_explorer.engine.export import ExportResult, export_kernel
+from cuda_l2_explorer.engine.lookup import LookupResult, lookup
+from cuda_l2_explorer.engine.stats import stats as speedup_stats
+
+if TYPE_CHECKING:
+    from cuda_l2_explorer.db.store import Store
 
 
 @dataclass(frozen=True)
@@ -44,47 +48,35 @@ class DataSource:
 
     @contextmanager
     def _store(self) -> Iterator[Store]:
-        with self._lock, Store.open(self.db, read_only=True, with_bundled=self.with_bundled) as store:
+        with self._lock, browse.open_store(self.db, with_bundled=self.with_bundled) as store:
             yield store
 
     def selections(self) -> list[Selection]:
         with self._store() as store:
-            frame = reads.selections(store)
+            frame = browse.selections(store)
         return [Selection(*row) for row in frame.iter_rows()]
 
     def stats(self) -> pl.DataFrame:
         with self._store() as store:
-            return reads.stats(store, reads.resolve_filters(store))
+            return speedup_stats(store, browse.resolve_filters(store))
 
     def config_table(self, sel: Selection) -> pl.DataFrame:
         with self._store() as store:
-            return reads.config_table(store, sel.set_id, sel.gpu, sel.mode)
+            return browse.config_table(store, sel.set_id, sel.gpu, sel.mode)
 
     def runs(self, sel: Selection) -> pl.DataFrame:
         """The runs behind a selection: its published import, or the benchmark runs that measured it."""
-        filters = reads.Filters(gpu=sel.gpu, set_ids=(sel.set_id,), mode=sel.mode)
+        filters = browse.Filters(gpu=sel.gpu, set_ids=(sel.set_id,), mode=sel.mode)
         with self._store() as store:
-            return reads.runs(store, filters, "published" if sel.source == "published" else "bench")
+            return browse.runs(store, filters, "published" if sel.source == "published" else "bench")
 
     def samples(self, sel: Selection, shape: Shape) -> pl.DataFrame:
         with self._store() as store:
-            return reads.samples(store, sel.set_id, sel.gpu, sel.mode, *shape.astuple())
+            return browse.samples(store, sel.set_id, sel.gpu, sel.mode, shape)
 
     def kernel_detail(self, set_id: str, shape: Shape) -> dict:
         with self._store() as store:
-            detail = reads.kernel_detail(store, set_id, *shape.astuple())
-        kernel = detail["kernel"]
-        if kernel and not kernel.get("source") and kernel.get("params"):
-            # A kernel of our library is stored as parameters: show the SPEC §4 source they render to.
-            import json
-
-            from cuda_l2_explorer.tuner.materialize import render_config_source
-
-            params = json.loads(kernel["params"])
-            if "kernel" in params:
-                entry = {"m": shape.m, "n": shape.n, "k": shape.k, **params}
-                kernel["source"] = render_config_source(entry)
-        return detail
+            return browse.kernel_detail(store, set_id, shape)
 
     def export(self, query: Shape, set_id: str, fmt: str, out: Path, force: bool) -> ExportResult:
         """The CLI's ``export`` (same engine): the kernel of ``set_id`` lookup chooses for ``query``."""
@@ -93,7 +85,7 @@ class DataSource:
 
     def lookup(self, shape: Shape, gpu: str | None, mode: str | None) -> LookupResult:
         with self._store() as store:
-            return lookup(store, shape, reads.resolve_filters(store, gpu=gpu, mode=mode), limit=25)
+            return lookup(store, shape, gpu=gpu, mode=mode, limit=25)
 
 
 def describe_error(exc: BaseException) -> str:

@@ -9,7 +9,7 @@ import polars as pl
 from cuda_l2_explorer.app.table_io import export_frame
 from cuda_l2_explorer.db.errors import ExplorerError
 from cuda_l2_explorer.db.shapes import Shape, parse_shape
-from cuda_l2_explorer.export.formats import FORMATS
+from cuda_l2_explorer.engine.export import FORMATS
 from cuda_l2_explorer.tuner.families import RUNTIME_SHAPE_ALIGNMENT
 from rich.syntax import Syntax
 from textual import on

@@ -31,8 +31,8 @@ pytestmark = [
 
 from cuda_l2_explorer.db.shapes import Shape  # noqa: E402
 from cuda_l2_explorer.db.store import Store  # noqa: E402
-from cuda_l2_explorer.export import export_plan, plan_export  # noqa: E402
-from cuda_l2_explorer.export.formats import default_name, nvcc_flags  # noqa: E402
+from cuda_l2_explorer.engine.export import export_plan, plan_export  # noqa: E402
+from cuda_l2_explorer.engine.export.formats import default_name, nvcc_flags  # noqa: E402
 from cuda_l2_explorer.tuner.build import find_cutlass, find_nvcc  # noqa: E402
 from export_fixtures import LARGE, SKINNY, SPEC4_SET, TINY, spec4_store, write_manifest  # noqa: E402
 

@@ -50,7 +50,9 @@ def ncu_per_call(csv_path: Path, order_path: Path) -> dict[tuple, float]:
     order = json.loads(Path(order_path).read_text())
     if len(groups) != len(order):
         raise SystemExit(f"{len(groups)} marker-delimited groups in ncu's list, {len(order)} expected")
-    return {(g["m"], g["n"], g["k"], g["implementation"]): sum(ks) / g["calls"] for g, ks in zip(order, groups)}
+    return {
+        (g["m"], g["n"], g["k"], g["implementation"]): sum(ks) / g["calls"] for g, ks in zip(order, groups, strict=True)
+    }
 
 
 def medians(path: Path, metrics: tuple[str, ...]) -> dict[tuple, float]:
@@ -100,13 +102,19 @@ def main() -> None:
             return table.get((m, n, k, impl, metric) if metric else (m, n, k, impl))
 
         best = min(
-            (v for (mm, nn, kk, impl, metric), v in h3.items()
-             if (mm, nn, kk) == (m, n, k) and metric == "device_time" and impl != "kernel"),
+            (
+                v
+                for (mm, nn, kk, impl, metric), v in h3.items()
+                if (mm, nn, kk) == (m, n, k) and metric == "device_time" and impl != "kernel"
+            ),
             default=None,
         )
         rows.append(
             {
-                "m": m, "n": n, "k": k, "regime": regime(Shape(m, n, k)),
+                "m": m,
+                "n": n,
+                "k": k,
+                "regime": regime(Shape(m, n, k)),
                 "cublas_h3": g(h3, "torch.matmul", "device_time"),
                 "cublas_ncu": g(ncu, "torch.matmul"),
                 "cublas_cupti": g(h3, "torch.matmul", "cupti_kernel_time"),
@@ -151,8 +159,11 @@ def main() -> None:
         ),
         "aa": geomean([r["aa_torch"] / r["aa_kernel"] for r in rows if r["aa_torch"] and r["aa_kernel"]]),
     }
-    text = head + "\n".join(lines) + "\n\n" + "\n".join(
-        f"- {key}: {value:.3f}" if value else f"- {key}: n/a" for key, value in summary.items()
+    text = (
+        head
+        + "\n".join(lines)
+        + "\n\n"
+        + "\n".join(f"- {key}: {value:.3f}" if value else f"- {key}: n/a" for key, value in summary.items())
     )
     (out / "validation.md").write_text(text + "\n")
     print(text)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from cuda_l2_explorer.db.errors import UsageError
-from cuda_l2_explorer.db.lookup import LookupResult
 from cuda_l2_explorer.db.shapes import Shape, parse_shape
+from cuda_l2_explorer.engine.lookup import LookupResult
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical

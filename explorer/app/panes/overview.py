@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 from cuda_l2_explorer.app.charts import speedup_histogram
 from cuda_l2_explorer.app.data import Selection
-from cuda_l2_explorer.db.views import HEADLINE_BASELINES
+from cuda_l2_explorer.engine.stats import HEADLINE_BASELINES
 from rich.markup import escape
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll

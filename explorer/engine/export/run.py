@@ -11,9 +11,9 @@ from typing import Any
 from cuda_l2_explorer.db.errors import UsageError
 from cuda_l2_explorer.db.shapes import Shape
 from cuda_l2_explorer.db.store import Store
-from cuda_l2_explorer.export.formats import FORMATS, available_formats, default_name, render_files
-from cuda_l2_explorer.export.plan import ExportPlan, plan_export
-from cuda_l2_explorer.export.writer import safe_identifier, write_tree
+from cuda_l2_explorer.engine.export.formats import FORMATS, available_formats, default_name, render_files
+from cuda_l2_explorer.engine.export.plan import ExportPlan, plan_export
+from cuda_l2_explorer.engine.export.writer import safe_identifier, write_tree
 
 
 @dataclass(frozen=True)

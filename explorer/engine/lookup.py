@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # polars is imported where frames are built: the GPU worker side has none
     import polars as pl
 
-from cuda_l2_explorer.db.reads import Filters, config_candidates
+from cuda_l2_explorer.db.reads import Filters, config_candidates, resolve_filters
 from cuda_l2_explorer.db.shapes import GRID_MAX, Shape
 from cuda_l2_explorer.db.store import Store
 
@@ -249,5 +249,20 @@ def candidates_from_frame(frame: pl.DataFrame) -> list[Candidate]:
     return out
 
 
-def lookup(store: Store, query: Shape, filters: Filters, limit: int | None = 10) -> LookupResult:
-    return rank(query, candidates_from_frame(config_candidates(store, filters)), limit)
+def candidates(store: Store, filters: Filters) -> list[Candidate]:
+    """The store's rows lookup ranks (one per set, GPU, mode, source and config)."""
+    return candidates_from_frame(config_candidates(store, filters))
+
+
+def lookup(
+    store: Store,
+    query: Shape,
+    *,
+    gpu: str | None = None,
+    set_: str | None = None,
+    mode: str | None = None,
+    limit: int | None = 10,
+) -> LookupResult:
+    """The ranked answer for ``query`` among the store's rows that pass the filters (each checked
+    against the store: an unknown GPU, set or mode raises)."""
+    return rank(query, candidates(store, resolve_filters(store, gpu, set_, mode)), limit)

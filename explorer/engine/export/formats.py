@@ -14,9 +14,9 @@ import re
 from importlib.metadata import PackageNotFoundError, version
 
 from cuda_l2_explorer.db.errors import BadInputError, UsageError
-from cuda_l2_explorer.export import templates as t
-from cuda_l2_explorer.export.plan import ExportPlan, LibraryKernel, format_us
-from cuda_l2_explorer.export.writer import safe_identifier
+from cuda_l2_explorer.engine.export import templates as t
+from cuda_l2_explorer.engine.export.plan import ExportPlan, LibraryKernel, format_us
+from cuda_l2_explorer.engine.export.writer import safe_identifier
 from cuda_l2_explorer.importer.harness.build import SPEC_FLAGS, arch_for
 from cuda_l2_explorer.importer.kernelset import mentions_identifier, strip_comments
 from cuda_l2_explorer.tuner.families import cutlass_series, family_of, pinned_cutlass, render_tu

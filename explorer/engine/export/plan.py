@@ -1,9 +1,10 @@
 """Choose the kernel to export for an (M, N, K) and gather the evidence its README states.
 
-Candidates are what ``lookup`` ranks (the store's rows, SPEC section 8) plus every config of our
-library's manifests (``kernels/<device>_<ACC>/manifest.json``; runtime-shape kernels, so lookup
-ranks them as "nearest" unless the config is the query itself). They are ranked together with
-:func:`db.lookup.rank`, and the best-ranked one whose kernel can be written out is chosen: a
+Candidates are what ``lookup`` ranks (the store's rows, SPEC section 8: our set's kernels are
+stored as parameters) plus every config of the kernel-library manifests given (``--manifest``, or
+``$CUDA_L2_EXPLORER_KERNELS_DIR/*/manifest.json``; runtime-shape kernels, so lookup ranks them as
+"nearest" unless the config is the query itself). They are ranked together with
+:func:`engine.lookup.rank`, and the best-ranked one whose kernel can be written out is chosen: a
 store row with its source (an imported SPEC section 4 file) or a manifest entry. Rows above it
 that carry no source (published results) are counted, so the README can say so.
 """
@@ -18,12 +19,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cuda_l2_explorer.db import reads
 from cuda_l2_explorer.db.errors import NotFoundError
-from cuda_l2_explorer.db.lookup import Candidate, candidates_from_frame, rank
-from cuda_l2_explorer.db.reads import Filters, config_candidates, resolve_filters
+from cuda_l2_explorer.db.reads import Filters, resolve_filters
 from cuda_l2_explorer.db.shapes import Shape
 from cuda_l2_explorer.db.store import Store
 from cuda_l2_explorer.db.views import BASELINES
+from cuda_l2_explorer.engine.lookup import Candidate, candidates, rank
 from cuda_l2_explorer.importer.kernelset import entry_point, padded_shape
 from cuda_l2_explorer.tuner.families import RUNTIME_SHAPE_ALIGNMENT, family_of
 from cuda_l2_explorer.tuner.manifest import entry_kernel, entry_variant
@@ -33,7 +35,6 @@ from cuda_l2_explorer.tuner.native import Variant
 
 LIBRARY_SET_NAME = "ours"  # our kernel library's set name, as `tune` and `bench` record it in the store
 _ENV_KERNELS_DIR = "CUDA_L2_EXPLORER_KERNELS_DIR"
-_REPO_KERNELS = Path(__file__).resolve().parents[2] / "kernels"
 
 
 @dataclass(frozen=True)
@@ -176,9 +177,15 @@ class ExportPlan:
 
 
 def default_manifests() -> list[Path]:
-    """``<kernels>/*/manifest.json`` ($CUDA_L2_EXPLORER_KERNELS_DIR, else the repository's kernels/)."""
-    root = Path(os.environ.get(_ENV_KERNELS_DIR) or _REPO_KERNELS)
-    return sorted(root.glob("*/manifest.json")) if root.is_dir() else []
+    """``$CUDA_L2_EXPLORER_KERNELS_DIR/*/manifest.json``, else none.
+
+    Never the repository's kernels/ folder: a checkout and an installed copy must choose alike.
+    Our set needs no manifest to be exported: the bundled store holds its kernels' parameters
+    and its measured runs.
+    """
+    folder = os.environ.get(_ENV_KERNELS_DIR)
+    root = Path(folder) if folder else None
+    return sorted(root.glob("*/manifest.json")) if root is not None and root.is_dir() else []
 
 
 def _manifest_candidates(
@@ -241,33 +248,12 @@ def _store_candidates(
         if have_manifests:  # the filter names our library (or the store is empty): manifests only
             return [], None
         raise
-    return candidates_from_frame(config_candidates(store, filters)), filters
-
-
-def _stored_kernel_keys(store: Store) -> set[tuple[str, Shape]]:
-    """(set_id, config) of every stored kernel with its source (the sources are read only once chosen)."""
-    frame = store.query("SELECT set_id, m, n, k FROM all_kernels WHERE source IS NOT NULL")
-    return {(s, Shape(m, n, k)) for s, m, n, k in frame.iter_rows()}
-
-
-def _stored_library_keys(store: Store) -> set[tuple[str, Shape]]:
-    """(set_id, config) of stored kernels of our library: no source, their parameters in ``params``
-    (recorded by ``tune`` and by ``bench`` of a manifest set)."""
-    frame = store.query(
-        "SELECT set_id, m, n, k FROM all_kernels WHERE source IS NULL AND json_exists(params, '$.kernel')"
-    )
-    return {(s, Shape(m, n, k)) for s, m, n, k in frame.iter_rows()}
+    return candidates(store, filters), filters
 
 
 def _stored_library_kernel(store: Store, set_id: str, shape: Shape) -> tuple[LibraryKernel, str, str]:
     """A stored kernel of our library, rebuilt from its parameters (it renders like a manifest entry)."""
-    row = store.query(
-        "SELECT k.params, s.gpu AS device, s.accumulator, r.harness FROM all_kernels k "
-        "JOIN all_kernel_sets s USING (set_id) LEFT JOIN (SELECT set_id, "
-        "max(json_extract_string(params, '$.harness_version')) AS harness FROM all_runs GROUP BY ALL) r "
-        "USING (set_id) WHERE k.set_id = ? AND k.m = ? AND k.n = ? AND k.k = ?",
-        [set_id, shape.m, shape.n, shape.k],
-    ).to_dicts()[0]
+    row = reads.library_kernel(store, set_id, shape)
     params = json.loads(row["params"])
     entry = {"m": shape.m, "n": shape.n, "k": shape.k, **params}
     kernel = LibraryKernel(
@@ -283,12 +269,7 @@ def _stored_library_kernel(store: Store, set_id: str, shape: Shape) -> tuple[Lib
 
 def _stored_kernel(store: Store, set_id: str, shape: Shape) -> tuple[Spec4Kernel, str, str]:
     """The stored SPEC section 4 kernel with its set's device label and accumulator."""
-    row = store.query(
-        "SELECT k.path, k.source, k.pad_bm, k.pad_bn, k.pad_bk, k.runtime_shapes, s.gpu AS device, "
-        "s.accumulator FROM all_kernels k JOIN all_kernel_sets s USING (set_id) "
-        "WHERE k.set_id = ? AND k.m = ? AND k.n = ? AND k.k = ?",
-        [set_id, shape.m, shape.n, shape.k],
-    ).to_dicts()[0]
+    row = reads.source_kernel(store, set_id, shape)
     pad = (row["pad_bm"], row["pad_bn"], row["pad_bk"])
     kernel = Spec4Kernel(
         source=row["source"],
@@ -301,18 +282,14 @@ def _stored_kernel(store: Store, set_id: str, shape: Shape) -> tuple[Spec4Kernel
 
 
 def _store_evidence(store: Store, c: Candidate) -> Evidence:
-    rows = store.query(
-        "SELECT baseline, speedup, baseline_s FROM speedups WHERE set_id = ? AND gpu = ? AND mode = ? "
-        "AND source = ? AND m = ? AND n = ? AND k = ? AND run_id IS NOT DISTINCT FROM ?",
-        [c.set_id, c.gpu, c.mode, c.source, c.shape.m, c.shape.n, c.shape.k, c.run_id],
-    )
+    rows = reads.config_speedups(store, c.set_id, c.gpu, c.mode, c.source, c.shape, c.run_id)
     per = {r["baseline"]: r for r in rows.iter_rows(named=True)}
     seven = [per[b] for b in BASELINES if b in per and per[b]["speedup"] is not None]
     # The fastest baseline is the one the kernel's speedup is smallest against.
     best = min(seven, key=lambda r: r["speedup"]) if seven else None
     gpu_name = None
     if c.run_id is not None:
-        gpu_name = store.scalar("SELECT gpu_name FROM all_runs WHERE run_id = ?", [c.run_id])
+        gpu_name = reads.run_gpu_name(store, c.run_id)
     return Evidence(
         source=c.source,
         gpu=c.gpu,
@@ -367,8 +344,8 @@ def plan_export(
     paths = default_manifests() if manifests is None else list(manifests)
     library = _manifest_candidates(paths, query, gpu, set_, mode)
     stored, _ = _store_candidates(store, gpu, set_, mode, bool(paths))
-    sources = _stored_kernel_keys(store) if store is not None and stored else set()
-    ours = _stored_library_keys(store) if store is not None and stored else set()
+    sources = reads.kernels_with_source(store) if store is not None and stored else set()
+    ours = reads.library_kernels(store) if store is not None and stored else set()
     result = rank(query, [*stored, *library], limit=None)
     skipped = 0
     for ranked in result.candidates:

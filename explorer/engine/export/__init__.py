@@ -9,10 +9,10 @@ imported here.
 
 from __future__ import annotations
 
-from cuda_l2_explorer.export.formats import FORMATS, FormatUnavailable, render_files
-from cuda_l2_explorer.export.plan import ExportPlan, plan_export
-from cuda_l2_explorer.export.run import ExportResult, export_kernel, export_plan
-from cuda_l2_explorer.export.writer import safe_identifier, write_tree
+from cuda_l2_explorer.engine.export.formats import FORMATS, FormatUnavailable, render_files
+from cuda_l2_explorer.engine.export.plan import ExportPlan, plan_export
+from cuda_l2_explorer.engine.export.run import ExportResult, export_kernel, export_plan
+from cuda_l2_explorer.engine.export.writer import safe_identifier, write_tree
 
 __all__ = [
     "FORMATS",

@@ -1,4 +1,4 @@
-"""A plain stderr progress bar for long work (downloads now, benchmarks later)."""
+"""A plain stderr progress bar for long work: downloads, kernel builds, benchmark and search runs."""
 
 from __future__ import annotations
 

@@ -1,0 +1,84 @@
+"""``bench``: measure a kernel set against the baselines on this machine's GPUs (SPEC §6-§7)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from cuda_l2_explorer.cli.common import add_format, add_shape_choice, command_line, feedback, store_path
+
+NAME = "bench"
+HELP = "measure a kernel set against the baselines on this machine's GPUs (SPEC §6-§7)"
+
+
+def _all_baselines() -> tuple[str, ...]:
+    from cuda_l2_explorer.engine.bench import BASELINES
+
+    return BASELINES
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    p = parser
+    p.add_argument(
+        "--set", dest="set_", metavar="DIR_OR_NAME", help="kernel set folder (SPEC §4 layout) or name"
+    )
+    p.add_argument(
+        "--set-name", default=None, help="name to store the set under (default: the folder's parent)"
+    )
+    add_shape_choice(p, "configs to measure, e.g. 64_64_64,4096_4096_4096")
+    p.add_argument("--mode", choices=("offline", "server"), default="offline")
+    p.add_argument("--target-qps", type=float, default=100.0, metavar="Q", help="server mode arrival rate")
+    p.add_argument("--warmup-s", type=float, default=0.02, metavar="S", help="warm-up per implementation")
+    p.add_argument("--samples", type=int, default=None, metavar="S", help="samples (offline 15, server 20)")
+    p.add_argument(
+        "--baselines", default=",".join(_all_baselines()), metavar="B,...", help="baselines to run"
+    )
+    p.add_argument("--gpus", default="0", metavar="all|0,1", help="GPUs to shard configs over (default 0)")
+    p.add_argument(
+        "--resume",
+        nargs="?",
+        const="latest",
+        default=None,
+        metavar="RUN_ID",
+        help="continue an interrupted run (the latest of this set and mode by default)",
+    )
+    p.add_argument("--timeout", type=float, default=300.0, metavar="S", help="per-config limit (default 300)")
+    p.add_argument("--warm-l2", action="store_true", help="no input rotation: warm-L2 figures, labelled")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="parallel kernel builds")
+    p.add_argument("--library", metavar="PATH", help="our kernel library, for a set with a manifest.json")
+    p.add_argument(
+        "--progress",
+        choices=("auto", "jsonl", "none"),
+        default="auto",
+        help="progress on stderr: a bar on a terminal, JSON lines, or nothing",
+    )
+    add_format(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    from cuda_l2_explorer.cli.output import emit
+    from cuda_l2_explorer.engine.bench import BenchRequest, ShapeChoice, run_bench
+
+    request = BenchRequest(
+        store_path=store_path(args),
+        set_=args.set_,
+        set_name=args.set_name,
+        choice=ShapeChoice(mnk=args.mnk, grid=args.grid, sample=args.sample, seed=args.seed),
+        mode=args.mode,
+        target_qps=args.target_qps,
+        warmup_s=args.warmup_s,
+        samples=args.samples,
+        baselines=tuple(b.strip() for b in args.baselines.split(",") if b.strip()),
+        gpus=args.gpus,
+        resume=args.resume,
+        timeout_s=args.timeout,
+        warm_l2=args.warm_l2,
+        seed=args.seed,
+        jobs=args.jobs,
+        library=args.library,
+        command_line=command_line(args),
+    )
+    done = run_bench(request, feedback(args))
+    emit([{"run_id": done.run_id, **done.summary}], args.fmt)
+    return 0

@@ -1,0 +1,292 @@
+"""Benchmark a kernel set (SPEC §6-§7): from a request to a plan for the harness, run with progress.
+
+A set is a SPEC §4 folder (its kernels built here, cached, and recorded with their sources) or
+our own set, a folder with a ``manifest.json`` (its kernels run from the compiled library); with
+no set, the baselines alone are measured.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cuda_l2_explorer.db import reads, writes
+from cuda_l2_explorer.db.errors import NotFoundError, UsageError
+from cuda_l2_explorer.db.shapes import Shape, grid_shapes, parse_mnk
+from cuda_l2_explorer.db.store import Store
+from cuda_l2_explorer.db.views import BASELINES
+from cuda_l2_explorer.engine.feedback import SILENT, Feedback
+from cuda_l2_explorer.engine.library import library_entries, library_path, record_set
+
+CUTLASS_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"](cutlass|cute)/', re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class ShapeChoice:
+    """Which configs to run: ``mnk`` ("M_N_K,..."), the reference grid (optionally a fixed random
+    sample of it), or, with neither, the set's own configs."""
+
+    mnk: str | None = None
+    grid: bool = False
+    sample: int | None = None
+    seed: int = 0
+
+    def shapes(self, set_shapes: Sequence[Shape]) -> list[Shape]:
+        if self.mnk and self.grid:
+            raise UsageError("give either --mnk or --grid, not both")
+        if self.sample is not None and not self.grid:
+            raise UsageError("--sample needs --grid")
+        if self.mnk:
+            shapes = [parse_mnk(x) for x in self.mnk.split(",") if x.strip()]
+        elif self.grid:
+            shapes = grid_shapes()
+            if self.sample is not None:
+                if not 1 <= self.sample <= len(shapes):
+                    raise UsageError(f"--sample must be between 1 and {len(shapes)}")
+                shapes = sorted(random.Random(self.seed).sample(shapes, self.sample))
+        else:
+            shapes = list(set_shapes)
+        if not shapes:
+            raise UsageError("no configs to measure: pass --mnk or --grid")
+        return sorted(dict.fromkeys(shapes))
+
+
+@dataclass(frozen=True)
+class BenchRequest:
+    """A benchmark as ``bench`` takes it (the app's Bench pane runs the CLI)."""
+
+    store_path: Path | None = None
+    set_: str | None = None  # a kernel set folder, or a stored set's name or id
+    set_name: str | None = None  # the name to store a folder's set under (default: its parent)
+    choice: ShapeChoice = field(default_factory=ShapeChoice)
+    mode: str = "offline"
+    target_qps: float = 100.0
+    warmup_s: float = 0.02
+    samples: int | None = None  # default: 15 offline, 20 server
+    baselines: tuple[str, ...] = BASELINES
+    gpus: str = "0"  # "all" or "0,1"
+    resume: str | None = None  # a run id, or "latest" (of this set and mode)
+    timeout_s: float = 300.0  # per config
+    warm_l2: bool = False
+    seed: int = 0
+    jobs: int = 2  # parallel kernel builds
+    library: str | None = None  # our compiled kernel library, for a set with a manifest.json
+    command_line: str = "cuda-l2-explorer bench"
+
+
+@dataclass(frozen=True)
+class BenchRun:
+    run_id: str
+    summary: dict
+
+
+def _settings(request: BenchRequest):
+    from cuda_l2_explorer.importer.harness.protocol import ProtocolSettings
+
+    r = request
+    samples = r.samples if r.samples is not None else (15 if r.mode == "offline" else 20)
+    if samples < 1 or r.warmup_s < 0 or r.target_qps <= 0 or r.timeout_s <= 0:
+        raise UsageError("--samples >= 1, --warmup-s >= 0, --target-qps > 0 and --timeout > 0 are required")
+    return ProtocolSettings(
+        mode=r.mode, samples=samples, warmup_s=r.warmup_s, target_qps=r.target_qps, seed=r.seed
+    )
+
+
+def _check_baselines(chosen: tuple[str, ...]) -> tuple[str, ...]:
+    unknown = [b for b in chosen if b not in BASELINES]
+    if unknown:
+        raise UsageError(f"unknown baseline {unknown[0]!r}; known: {', '.join(BASELINES)}")
+    return chosen
+
+
+def _resolve_set_dir(set_: str | None, store_path: Path | None) -> Path | None:
+    if set_ is None:
+        return None
+    candidate = Path(set_).expanduser()
+    if candidate.exists():
+        return candidate
+    with Store.open(store_path, read_only=True) as store:
+        folders = reads.set_folders(store, set_)
+    if len(folders) != 1:
+        raise NotFoundError(f"--set {set_!r} is neither a folder nor one known kernel set with a folder")
+    return Path(folders[0])
+
+
+def find_resume(
+    store_path: Path | None, resume: str | None, set_id: str | None, mode: str, kind: str = "bench"
+) -> tuple[str, dict] | None:
+    """The run to continue (``resume``: a run id, or "latest" of this set and mode), None without
+    ``resume``. The store is opened either way: it is created (or migrated) before any GPU work."""
+    from cuda_l2_explorer.importer.harness import runner
+
+    with Store.open(store_path, with_bundled=False, views=False) as store:
+        if not resume:
+            return None
+        return runner.find_resumable(store, None if resume == "latest" else resume, set_id, mode, kind=kind)
+
+
+def resumed_shapes(resume: tuple[str, dict]) -> list[Shape]:
+    return [parse_mnk(s) for s in resume[1]["shapes"]]
+
+
+def run_bench(request: BenchRequest, feedback: Feedback = SILENT) -> BenchRun:
+    """Build what the set needs, then measure it (a new run, or the one ``resume`` names)."""
+    from cuda_l2_explorer.importer.harness import device
+    from cuda_l2_explorer.importer.harness.plan import BenchPlan
+    from cuda_l2_explorer.importer.kernelset import scan_set
+
+    settings = _settings(request)
+    baselines = _check_baselines(request.baselines)
+    store_path = request.store_path
+    set_dir = _resolve_set_dir(request.set_, store_path)
+    if set_dir is not None and (set_dir / "manifest.json").is_file():
+        return _run_manifest_set(request, settings, baselines, set_dir, feedback)
+    scan = scan_set(set_dir) if set_dir is not None else None
+    if scan is not None:
+        for rel, reason in scan.problems:
+            feedback.say(f"skipped {rel}: {reason}")
+    shapes = request.choice.shapes([f.shape for f in scan.files] if scan else [])
+    gpus = device.parse_gpus(request.gpus, device.visible_gpus())
+    set_id = None
+    if scan is not None:
+        name = request.set_name or scan.root.parent.name or "set"
+        set_id = f"{name}/{scan.device}_{scan.accumulator}"
+    resume = find_resume(store_path, request.resume, set_id, settings.mode)
+    if resume is not None:
+        shapes = resumed_shapes(resume)
+    kernels = _build(request, scan, set_id, shapes, feedback) if scan is not None else {}
+    # The store is closed here: the run holds it only for each commit (readers get their turn).
+    plan = BenchPlan(
+        shapes=shapes,
+        settings=settings,
+        baselines=baselines,
+        set_id=set_id,
+        accumulator=scan.accumulator if scan else "F32F16F16F32",
+        kernels=kernels,
+        gpus=gpus,
+        timeout_s=request.timeout_s,
+        l2="warm" if request.warm_l2 else "cold",
+        cutlass=cutlass_of(scan) if kernels else None,
+    )
+    return run_plan(plan, resume, store_path, request.command_line, feedback)
+
+
+def cutlass_of(scan) -> str | None:
+    """The CUTLASS version the set's kernels were built against, if any of them uses CUTLASS."""
+    from cuda_l2_explorer.importer.harness.build import find_cutlass
+
+    uses = any(CUTLASS_INCLUDE.search(f.path.read_text(errors="replace")) for f in scan.files)
+    found = find_cutlass() if uses else None
+    return found.version if found else None
+
+
+def run_plan(
+    plan, resume: tuple[str, dict] | None, store_path: Path | None, command_line: str, feedback: Feedback
+) -> BenchRun:
+    """Run a harness plan with a progress bar, and say what it did."""
+    from cuda_l2_explorer.importer.harness import runner
+
+    run_id, summary = feedback.with_run_bar(
+        f"bench {plan.settings.mode}",
+        lambda progress: runner.run_plan(
+            runner.store_opener(store_path), plan, command_line, resume, progress=progress
+        ),
+    )
+    feedback.say(
+        f"run {run_id}: {summary['measured_now']} configs measured now "
+        f"({summary['measured_now'] - summary['done']} with failures), "
+        f"{summary['configs'] - summary['measured_now']} done earlier; {summary['seconds']:.0f} s "
+        f"on {summary['gpu_name']}",
+    )
+    return BenchRun(run_id, summary)
+
+
+def _run_manifest_set(
+    request: BenchRequest, settings, baselines: tuple[str, ...], set_dir: Path, feedback: Feedback
+) -> BenchRun:
+    """Our own set (kernels/<device>_<ACC>/manifest.json): its kernels run from the compiled
+    library, so no per-config build; the set is recorded from the manifest."""
+    from cuda_l2_explorer.importer.harness import device
+    from cuda_l2_explorer.importer.harness.plan import BenchPlan
+    from cuda_l2_explorer.tuner import manifest as mf
+    from cuda_l2_explorer.tuner.native import library_cutlass_version
+    from cuda_l2_explorer.tuner.search import TUNER_WORKER
+
+    store_path = request.store_path
+    manifest = mf.load(set_dir / "manifest.json")
+    shapes = request.choice.shapes(sorted(Shape(e["m"], e["n"], e["k"]) for e in manifest["configs"]))
+    library = library_path(request.library)
+    gpus = device.parse_gpus(request.gpus, device.visible_gpus())
+    set_id = record_set(store_path, set_dir.resolve(), manifest, library)
+    resume = find_resume(store_path, request.resume, set_id, settings.mode)
+    if resume is not None:
+        shapes = resumed_shapes(resume)
+    plan = BenchPlan(
+        shapes=shapes,
+        settings=settings,
+        baselines=baselines,
+        set_id=set_id,
+        accumulator=manifest["accumulator"],
+        kernels=library_entries(manifest, library, shapes),
+        gpus=gpus,
+        timeout_s=request.timeout_s,
+        l2="warm" if request.warm_l2 else "cold",
+        cutlass=library_cutlass_version(library),
+        worker=TUNER_WORKER,
+    )
+    run = run_plan(plan, resume, store_path, request.command_line, feedback)
+    # The manifest records the harness's figures for the configs this run measured.
+    with Store.open(store_path, read_only=True) as store:
+        updated = mf.with_bench_evidence(manifest, store, set_id, run.run_id)
+    mf.save(updated, set_dir / "manifest.json")
+    return run
+
+
+def _build(request: BenchRequest, scan, set_id: str, shapes: list[Shape], feedback: Feedback) -> dict:
+    """Build the set's kernels for ``shapes`` (parallel, cached; the store is not held meanwhile)
+    and record them in the store in one short transaction."""
+    from cuda_l2_explorer.importer.harness.build import build_all
+    from cuda_l2_explorer.importer.harness.plan import KernelEntry
+    from cuda_l2_explorer.importer.kernelset import padded_shape
+
+    by_shape = {f.shape: f for f in scan.files}
+    missing = [s for s in shapes if s not in by_shape]
+    if missing:
+        feedback.say(f"{len(missing)} config(s) have no kernel file in {scan.root}; baselines only for those")
+    files = [by_shape[s] for s in shapes if s in by_shape]
+    bar = feedback.bar("building kernels")
+    try:
+        results = build_all(files, jobs=request.jobs, progress=lambda done, total: bar.steps(done, total))
+    finally:
+        bar.close()
+    origin = "ours" if "kernels" in scan.root.parts else "imported"
+    entries = {}
+    with Store.open(request.store_path, with_bundled=False, views=False) as store, store.transaction():
+        writes.upsert_kernel_set(store, set_id, scan.device, scan.accumulator, origin, str(scan.root))
+        for f in files:
+            result = results[f.path]
+            pad = padded_shape(f.shape, f.pad) if f.pad else None
+            entries[f.shape] = KernelEntry(
+                module=str(result.module_path) if result.ok else None,
+                pad_shape=pad.astuple() if pad and pad != f.shape else None,
+                build_error=None if result.ok else (result.log or "compile failed")[-2000:],
+            )
+            writes.upsert_built_kernel(
+                store,
+                writes.BuiltKernel(
+                    set_id=set_id,
+                    shape=f.shape,
+                    path=str(f.path),
+                    source_sha256=f.sha256,
+                    source=f.path.read_text(errors="replace"),
+                    pad=f.pad,
+                    build_ok=result.ok,
+                    build_log=(result.log or "")[-4000:],
+                ),
+            )
+    failed = sum(1 for r in results.values() if not r.ok)
+    feedback.say(f"built {len(files) - failed} of {len(files)} kernels ({failed} failed to compile)")
+    return entries
