@@ -51,7 +51,8 @@ def ncu_per_call(csv_path: Path, order_path: Path) -> dict[tuple, float]:
     if len(groups) != len(order):
         raise SystemExit(f"{len(groups)} marker-delimited groups in ncu's list, {len(order)} expected")
     return {
-        (g["m"], g["n"], g["k"], g["implementation"]): sum(ks) / g["calls"] for g, ks in zip(order, groups, strict=True)
+        (g["m"], g["n"], g["k"], g["implementation"]): sum(ks) / g["calls"]
+        for g, ks in zip(order, groups, strict=True)
     }
 
 
