@@ -44,6 +44,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--timeout", type=float, default=300.0, metavar="S", help="per-config limit (default 300)")
     p.add_argument("--warm-l2", action="store_true", help="no input rotation: warm-L2 figures, labelled")
+    p.add_argument(
+        "--timing",
+        choices=("graph", "eager"),
+        default="graph",
+        help="offline: CUDA-graph replay (device time, the default), or R calls issued from Python "
+        "(harness 2's method; stored as issue_bound_time, never as device time)",
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="parallel kernel builds")
     p.add_argument("--library", metavar="PATH", help="our kernel library, for a set with a manifest.json")
@@ -74,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
         resume=args.resume,
         timeout_s=args.timeout,
         warm_l2=args.warm_l2,
+        timing=args.timing,
         seed=args.seed,
         jobs=args.jobs,
         library=args.library,

@@ -71,6 +71,7 @@ class BenchRequest:
     resume: str | None = None  # a run id, or "latest" (of this set and mode)
     timeout_s: float = 300.0  # per config
     warm_l2: bool = False
+    timing: str = "graph"  # offline: "graph" (device time) or "eager" (issue-bound, harness 2's way)
     seed: int = 0
     jobs: int = 2  # parallel kernel builds
     library: str | None = None  # our compiled kernel library, for a set with a manifest.json
@@ -90,9 +91,17 @@ def _settings(request: BenchRequest):
     samples = r.samples if r.samples is not None else (15 if r.mode == "offline" else 20)
     if samples < 1 or r.warmup_s < 0 or r.target_qps <= 0 or r.timeout_s <= 0:
         raise UsageError("--samples >= 1, --warmup-s >= 0, --target-qps > 0 and --timeout > 0 are required")
-    return ProtocolSettings(
-        mode=r.mode, samples=samples, warmup_s=r.warmup_s, target_qps=r.target_qps, seed=r.seed
-    )
+    try:
+        return ProtocolSettings(
+            mode=r.mode,
+            samples=samples,
+            warmup_s=r.warmup_s,
+            target_qps=r.target_qps,
+            seed=r.seed,
+            timing=r.timing,
+        )
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _check_baselines(chosen: tuple[str, ...]) -> tuple[str, ...]:

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# One device call of the harness-3 validation, from the repository root on the GPU machine:
+#   bash benchmarks/harness/v3/run_device.sh [build] [tests] [validate] [ncu]
+# build: our kernel library (tuner), 16 parallel nvcc jobs, into /tmp/tb (kept for later steps);
+# tests: tests/gpu; validate: our set (kernels/h100_F32F16F16F32) on benchmarks/harness/v3/configs.txt
+# with harness 3 (graph replay), the same configs timed harness 2's way (--timing eager), and
+# the A/A set (a SPEC §4 kernel that calls torch.matmul) under harness 3; ncu: torch.matmul and
+# our picks under Nsight Compute (ncu_driver.py), then the table (table.py).
+# Carried: .whl (duckdb, platformdirs and the project's own wheel: `pip wheel --no-deps -w .whl .`),
+# .carry (cutlass-4.2.0.tar.gz: the CUTLASS headers, to build the library there).
+set -uo pipefail
+OUT=${OUT:-/tmp/v3-out}
+V3=benchmarks/harness/v3
+mkdir -p "$OUT"
+python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl || exit 1
+export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1
+export CUDA_L2_EXPLORER_BUILD_CACHE=/tmp/l2x-build CUDA_L2_EXPLORER_NATIVE_CACHE=/tmp/l2x-native
+mkdir -p /tmp/cutlass && tar -xzf .carry/cutlass-4.2.0.tar.gz -C /tmp/cutlass && export CUTLASS_DIR=/tmp/cutlass
+{
+  date -u +%Y-%m-%dT%H:%M:%SZ
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv
+  nvcc --version | tail -1
+  python3 -c 'import sys, torch; print("python", sys.version.split()[0], "torch", torch.__version__, "cuda", torch.version.cuda)'
+  ncu --version | tail -1
+} >"$OUT/device.txt" 2>&1
+cat "$OUT/device.txt"
+lib() { ls -t /tmp/tb/lib/*.so 2>/dev/null | head -1; }
+ensure_lib() {  # a warm machine keeps /tmp/tb from the previous call; a fresh one builds it
+  [ -n "$(lib)" ] && return
+  local start=$(date +%s)
+  python3 -m cuda_l2_explorer.tuner.build --jobs 16 --per-tu 1 --out /tmp/tb >"$OUT/tuner_build.log" 2>&1
+  echo "build: exit $? in $(( $(date +%s) - start )) s, library $(lib)" | tee -a "$OUT/device.txt"
+  tail -3 "$OUT/tuner_build.log"
+}
+MNK=$(grep -v '^#' $V3/configs.txt | tr -s ' \n' ',' | sed 's/^,//; s/,$//')
+SET=kernels/h100_F32F16F16F32
+
+while [ $# -gt 0 ]; do
+  start=$(date +%s)
+  case "$1" in
+  build)
+    ensure_lib
+    ;;
+  tests)
+    ensure_lib
+    CUDA_L2_EXPLORER_TUNER_LIB=$(lib) timeout 420 python3 -m pytest -q -p no:cacheprovider tests/gpu \
+      >"$OUT/gpu_tests.txt" 2>&1
+    echo "tests: exit $? in $(( $(date +%s) - start )) s: $(tail -1 "$OUT/gpu_tests.txt")" | tee -a "$OUT/device.txt"
+    grep -E "^(FAILED|ERROR)" "$OUT/gpu_tests.txt" | head -20
+    ;;
+  validate)
+    ensure_lib
+    for timing in graph eager; do
+      python3 -m cuda_l2_explorer --db "$OUT/$timing.duckdb" --no-bundled bench --set $SET --library "$(lib)" \
+        --mnk "$MNK" --mode offline --timing $timing --json >"$OUT/$timing.json" 2>"$OUT/$timing.log"
+      echo "bench $timing: exit $? after $(( $(date +%s) - start )) s" | tee -a "$OUT/device.txt"
+      tail -2 "$OUT/$timing.log"
+    done
+    python3 benchmarks/make_evidence_set.py /tmp/sets $V3/configs.txt --aa >/dev/null
+    python3 -m cuda_l2_explorer --db "$OUT/aa.duckdb" --no-bundled bench --set /tmp/sets/aa-torch/h100_F32F16F16F32 \
+      --mnk "$MNK" --mode offline --baselines torch.matmul --json >"$OUT/aa.json" 2>"$OUT/aa.log"
+    echo "bench aa: exit $? after $(( $(date +%s) - start )) s" | tee -a "$OUT/device.txt"
+    tail -2 "$OUT/aa.log"
+    ;;
+  ncu)
+    ensure_lib
+    ncu --clock-control none --cache-control all --metrics gpu__time_duration.sum --csv --print-units base \
+      --log-file "$OUT/ncu.csv" python3 $V3/ncu_driver.py $V3/configs.txt $SET/manifest.json "$(lib)" \
+      >"$OUT/order.json" 2>"$OUT/ncu.log"
+    echo "ncu: exit $? in $(( $(date +%s) - start )) s" | tee -a "$OUT/device.txt"
+    tail -3 "$OUT/ncu.log"
+    python3 $V3/table.py --h3 "$OUT/graph.duckdb" --h2 "$OUT/eager.duckdb" --aa "$OUT/aa.duckdb" \
+      --ncu "$OUT/ncu.csv" --order "$OUT/order.json" --out "$OUT" 2>&1 | tail -40
+    ;;
+  esac
+  shift
+done
+# The device tool brings back at most 8 files: logs, JSON and CSV go into one tar, stores into another.
+(cd "$OUT" && tar cf logs.tar -- *.log *.json *.csv 2>/dev/null && rm -f -- *.log *.json *.csv)
+(cd "$OUT" && tar cf stores.tar -- *.duckdb 2>/dev/null && rm -f -- *.duckdb)
+ls -la "$OUT"
