@@ -273,7 +273,7 @@ class Store:
                 }
                 # Columns added by later migrations read as NULL from an older bundle.
                 select = ", ".join(c if c in present else f"NULL::{types[c]} AS {c}" for c in columns)
-                path_literal = "'" + str(parquet).replace("'", "''") + "'"
+                path_literal = sql_literal(str(parquet))
                 self.con.execute(
                     f"CREATE OR REPLACE TEMP VIEW bundled_{table} AS "
                     f"SELECT {select} FROM read_parquet({path_literal})"
@@ -349,3 +349,31 @@ class Store:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+# ----------------------------------------------------------------------------------------------
+# Moving a store file between machines (caller: benchmarks/store_pack.py)
+# ----------------------------------------------------------------------------------------------
+
+
+def export_store_files(store: Path, folder: Path) -> None:
+    """Write every table of the store file into ``folder`` (zstd Parquet and the schema's SQL)."""
+    con = duckdb.connect(str(store), read_only=True)
+    try:
+        con.execute(f"EXPORT DATABASE {sql_literal(str(folder))} (FORMAT parquet, COMPRESSION zstd)")
+    finally:
+        con.close()
+
+
+def import_store_files(folder: Path, store: Path) -> None:
+    """Make a new store file from a folder that ``export_store_files`` wrote."""
+    con = duckdb.connect(str(store))
+    try:
+        con.execute(f"IMPORT DATABASE {sql_literal(str(folder))}")
+    finally:
+        con.close()
+
+
+def sql_literal(text: str) -> str:
+    """A string as a quoted SQL literal, for the statements that take no parameters (paths)."""
+    return "'" + text.replace("'", "''") + "'"
