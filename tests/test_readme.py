@@ -21,3 +21,20 @@ def test_readme_install_command_opens_the_explorer():
     blocks = _bash_blocks((ROOT / "README.md").read_text())
     install = blocks[0]
     assert "pip install ." in install and install.endswith("cuda-l2-explorer")
+
+
+def test_test_command_installs_the_build_extras_without_their_dependencies():
+    """The --no-deps packages of the test command are the native-build and tuner-build extras, pin
+    for pin (the extras' own dependencies would add 0.6 GB that no test uses)."""
+    import shlex
+    import tomllib
+
+    blocks = _bash_blocks((ROOT / "README.md").read_text())
+    test_command = next(b for b in blocks if "pytest" in b)
+    installs = [shlex.split(part) for part in test_command.split("&&") if "pip install" in part]
+    no_deps = [
+        arg for words in installs if "--no-deps" in words for arg in words[words.index("install") + 1 :]
+    ]
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    wanted = extras["native-build"] + extras["tuner-build"]
+    assert sorted(a for a in no_deps if not a.startswith("-")) == sorted(wanted)
