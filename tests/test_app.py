@@ -293,22 +293,13 @@ async def test_filter_and_sort_speed_on_a_full_grid(tmp_path, cli):
         assert pane.last_update_ms < 500
 
 
-SEVEN = (
-    "torch.matmul",
-    "cuBLAS-nn",
-    "cuBLAS-tn",
-    "cuBLASLt-heuristic-nn",
-    "cuBLASLt-heuristic-tn",
-    "cuBLASLt-auto-tuning-nn",
-    "cuBLASLt-auto-tuning-tn",
-)
-
-
 def _over_best(path) -> dict[tuple[int, int, int], float]:
     """Speedup over the fastest of the seven baselines per config, from the published CSV itself."""
     from conftest import read_fixture
+    from cuda_l2_explorer.db.views import BASELINES
 
-    return {shape: min(row[b] for b in SEVEN) for shape, row in read_fixture(path).items()}
+    assert len(BASELINES) == 7
+    return {shape: min(row[b] for b in BASELINES) for shape, row in read_fixture(path).items()}
 
 
 async def _compare(app, pilot, left: str, right: str) -> list[tuple[str, ...]]:
