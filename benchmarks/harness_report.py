@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import polars as pl
+from cuda_l2_explorer.db import reads
 from cuda_l2_explorer.db.reads import resolve_filters, stats
 from cuda_l2_explorer.db.shapes import Shape, regime
 from cuda_l2_explorer.db.store import Store
@@ -29,20 +30,11 @@ def markdown_table(frame: pl.DataFrame, digits: int = 3) -> str:
 
 
 def report(store: Store) -> str:
-    runs = store.query(
-        "SELECT run_id, set_id, mode, status, gpu, gpu_name, sm_count, l2_bytes, driver, cuda, cublas, "
-        "torch, "
-        "clock_start_mhz, clock_end_mhz, started_at, finished_at, command_line, params FROM all_runs "
-        "WHERE kind = 'bench' ORDER BY started_at"
-    )
+    runs = reads.bench_runs_with_provenance(store)
     out = ["# Harness evidence: measured runs", ""]
     for run in runs.iter_rows(named=True):
         params = json.loads(run["params"])
-        configs = store.query(
-            "SELECT status, count(*) AS configs, sum(seconds) AS worker_seconds FROM all_run_configs "
-            "WHERE run_id = ? GROUP BY status ORDER BY status",
-            [run["run_id"]],
-        )
+        configs = reads.run_config_outcomes(store, run["run_id"])
         wall = (run["finished_at"] - run["started_at"]).total_seconds() if run["finished_at"] else None
         n = len(params["shapes"])
         out += [
@@ -86,10 +78,7 @@ def report(store: Store) -> str:
             ),
             "",
         ]
-    speed = store.query(
-        "SELECT mode, m, n, k, baseline, speedup FROM speedups WHERE source = 'measured' AND baseline = "
-        "'best-baseline'"
-    )
+    speed = reads.measured_speedups_over_best(store)
     if speed.height:
         speed = speed.with_columns(
             pl.struct("m", "n", "k")
@@ -106,24 +95,11 @@ def report(store: Store) -> str:
             .sort("mode", "regime")
         )
         out += ["## By regime (kernel vs the best of the seven baselines)", "", markdown_table(by_regime), ""]
-    base = store.query(
-        "SELECT r.mode, x.implementation, count(*) AS configs, median(x.median) * 1e6 AS median_us, "
-        "sum(CASE WHEN x.status <> 'ok' THEN 1 ELSE 0 END) AS not_ok FROM all_measurements x "
-        "JOIN all_runs r USING (run_id) WHERE x.metric = 'device_time' AND NOT x.padded "
-        "GROUP BY ALL ORDER BY r.mode, x.implementation"
-    )
+    base = reads.device_time_rows_per_implementation(store)
     out += ["## Rows per implementation (device time)", "", markdown_table(base), ""]
-    findings = store.query(
-        "SELECT finding, count(*) AS configs, any_value(detail) AS example FROM all_audit_findings "
-        "GROUP BY finding ORDER BY finding"
-    )
+    findings = reads.audit_finding_counts(store)
     out += ["## Audit findings", "", markdown_table(findings) if findings.height else "none", ""]
-    bad = store.query(
-        "SELECT r.mode, x.m, x.n, x.k, x.implementation, x.status, x.rel_error, x.error_ratio, "
-        "left(coalesce(x.message, ''), 120) AS message "
-        "FROM all_measurements x JOIN all_runs r USING (run_id) "
-        "WHERE x.metric = 'device_time' AND x.status NOT IN ('ok') ORDER BY ALL"
-    )
+    bad = reads.device_time_rows_not_ok(store)
     out += [
         "## Rows not ok (excluded from speedups)",
         "",

@@ -19,6 +19,7 @@ import tempfile
 from pathlib import Path
 
 import polars as pl
+from cuda_l2_explorer.db import reads
 from cuda_l2_explorer.db.reads import Filters, stats, stats_by_regime
 from cuda_l2_explorer.db.store import Store
 from cuda_l2_explorer.db.views import HEADLINE_BASELINES
@@ -34,15 +35,9 @@ START, END = "<!-- headline:start -->", "<!-- headline:end -->"
 
 
 def headline(store: Store) -> str:
-    sets = store.query("SELECT set_id FROM all_kernel_sets WHERE origin = 'ours' ORDER BY set_id")["set_id"]
     out = []
-    for set_id in sets.to_list():
-        runs = store.query(
-            "SELECT gpu_name, mode, started_at::DATE AS date, "
-            "json_extract_string(params, '$.harness_version') AS harness, command_line FROM all_runs "
-            "WHERE kind = 'bench' AND set_id = ? ORDER BY started_at",
-            [set_id],
-        )
+    for set_id in reads.our_set_ids(store):
+        runs = reads.bench_run_headlines(store, set_id)
         if runs.height == 0:
             continue
         filters = Filters(set_ids=(set_id,))
@@ -127,11 +122,7 @@ def plots(store: Store) -> dict[str, str]:
     """File name -> SVG text for every measured (set of ours, GPU, mode)."""
     from cuda_l2_explorer.db.shapes import Shape, regime
 
-    frame = store.query(
-        "SELECT s.set_id, s.gpu, s.mode, s.m, s.n, s.k, s.speedup FROM speedups s JOIN all_kernel_sets k "
-        "USING (set_id) WHERE k.origin = 'ours' AND s.source = 'measured' AND s.baseline = 'best-baseline' "
-        "ORDER BY ALL"
-    )
+    frame = reads.measured_speedups_of_ours_over_best(store)
     out = {}
     for (set_id, gpu, mode), group in frame.group_by(["set_id", "gpu", "mode"], maintain_order=True):
         points = [

@@ -14,14 +14,12 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-import duckdb
+from cuda_l2_explorer.db.store import export_store_files, import_store_files
 
 
 def pack(store: Path, target: Path) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        con = duckdb.connect(str(store), read_only=True)
-        con.execute(f"EXPORT DATABASE '{tmp}/db' (FORMAT parquet, COMPRESSION zstd)")
-        con.close()
+        export_store_files(store, Path(tmp) / "db")
         with tarfile.open(target, "w") as tar:
             tar.add(f"{tmp}/db", arcname="db")
 
@@ -32,9 +30,7 @@ def unpack(source: Path, store: Path) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         with tarfile.open(source) as tar:
             tar.extractall(tmp, filter="data")
-        con = duckdb.connect(str(store))
-        con.execute(f"IMPORT DATABASE '{tmp}/db'")
-        con.close()
+        import_store_files(Path(tmp) / "db", store)
 
 
 if __name__ == "__main__":

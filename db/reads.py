@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:  # polars is imported where frames are built: the GPU worker side has none
-    import polars as pl
 
 from cuda_l2_explorer.db.errors import NotFoundError, UsageError
 from cuda_l2_explorer.db.shapes import Shape
-from cuda_l2_explorer.db.store import Store
+from cuda_l2_explorer.db.store import Store, sql_literal
 from cuda_l2_explorer.db.views import BEST, HEADLINE_BASELINES, REPORT_ORDER
+
+if TYPE_CHECKING:  # polars is imported where frames are built: the GPU worker side has none
+    import polars as pl
 
 MODES = ("offline", "server")
 
@@ -529,3 +530,191 @@ def config_speedups(
 
 def run_gpu_name(store: Store, run_id: str) -> str | None:
     return store.scalar("SELECT gpu_name FROM all_runs WHERE run_id = ?", [run_id])
+
+
+# ------------------------------------------------------------------------------------------------
+# Evidence reports (benchmarks/*.py)
+# ------------------------------------------------------------------------------------------------
+
+
+def bench_runs_with_provenance(store: Store) -> pl.DataFrame:
+    """Every benchmark run with its device, software and command, oldest first."""
+    return store.query(
+        "SELECT run_id, set_id, mode, status, gpu, gpu_name, sm_count, l2_bytes, driver, cuda, cublas, "
+        "torch, clock_start_mhz, clock_end_mhz, started_at, finished_at, command_line, params "
+        "FROM all_runs WHERE kind = 'bench' ORDER BY started_at"
+    )
+
+
+def run_config_outcomes(store: Store, run_id: str) -> pl.DataFrame:
+    """Configs of one run per status, with the worker seconds they took."""
+    return store.query(
+        "SELECT status, count(*) AS configs, sum(seconds) AS worker_seconds FROM all_run_configs "
+        "WHERE run_id = ? GROUP BY status ORDER BY status",
+        [run_id],
+    )
+
+
+def measured_speedups_over_best(store: Store) -> pl.DataFrame:
+    """Measured speedups of every set over the best of the seven baselines, per config."""
+    return store.query(
+        "SELECT mode, m, n, k, baseline, speedup FROM speedups WHERE source = 'measured' AND baseline = ?",
+        [BEST],
+    )
+
+
+def device_time_rows_per_implementation(store: Store) -> pl.DataFrame:
+    """Unpadded device-time rows per mode and implementation: count, median (us), rows not ok."""
+    return store.query(
+        "SELECT r.mode, x.implementation, count(*) AS configs, median(x.median) * 1e6 AS median_us, "
+        "sum(CASE WHEN x.status <> 'ok' THEN 1 ELSE 0 END) AS not_ok FROM all_measurements x "
+        "JOIN all_runs r USING (run_id) WHERE x.metric = 'device_time' AND NOT x.padded "
+        "GROUP BY ALL ORDER BY r.mode, x.implementation"
+    )
+
+
+def audit_finding_counts(store: Store) -> pl.DataFrame:
+    """Each audit finding with the number of configs it was found for and one example detail."""
+    return store.query(
+        "SELECT finding, count(*) AS configs, any_value(detail) AS example FROM all_audit_findings "
+        "GROUP BY finding ORDER BY finding"
+    )
+
+
+def device_time_rows_not_ok(store: Store) -> pl.DataFrame:
+    """Device-time rows whose status is not 'ok' (so left out of speedups), message cut to 120."""
+    return store.query(
+        "SELECT r.mode, x.m, x.n, x.k, x.implementation, x.status, x.rel_error, x.error_ratio, "
+        "left(coalesce(x.message, ''), 120) AS message "
+        "FROM all_measurements x JOIN all_runs r USING (run_id) "
+        "WHERE x.metric = 'device_time' AND x.status NOT IN ('ok') ORDER BY ALL"
+    )
+
+
+def our_set_ids(store: Store) -> list[str]:
+    """Set ids of our own kernel sets (origin 'ours'), sorted."""
+    frame = store.query("SELECT set_id FROM all_kernel_sets WHERE origin = 'ours' ORDER BY set_id")
+    return frame["set_id"].to_list() if frame.height else []
+
+
+def newest_set_of_ours(store: Store) -> str | None:
+    """The most recently created set of ours, or None."""
+    return store.scalar(
+        "SELECT set_id FROM all_kernel_sets WHERE origin = 'ours' ORDER BY created_at DESC LIMIT 1"
+    )
+
+
+def bench_run_headlines(store: Store, set_id: str) -> pl.DataFrame:
+    """Benchmark runs of one set: device name, mode, date, harness version, command; oldest first."""
+    return store.query(
+        "SELECT gpu_name, mode, started_at::DATE AS date, "
+        "json_extract_string(params, '$.harness_version') AS harness, command_line FROM all_runs "
+        "WHERE kind = 'bench' AND set_id = ? ORDER BY started_at",
+        [set_id],
+    )
+
+
+def measured_speedups_of_ours_over_best(store: Store) -> pl.DataFrame:
+    """Measured speedups of our sets over the best of the seven baselines, per set, GPU, mode, config."""
+    return store.query(
+        "SELECT s.set_id, s.gpu, s.mode, s.m, s.n, s.k, s.speedup FROM speedups s JOIN all_kernel_sets k "
+        "USING (set_id) WHERE k.origin = 'ours' AND s.source = 'measured' AND s.baseline = ? "
+        "ORDER BY ALL",
+        [BEST],
+    )
+
+
+def runs_of_set_and_tunes(store: Store, set_id: str) -> pl.DataFrame:
+    """Benchmark runs of one set and every tune run, command lines cut to 140 characters."""
+    return store.query(
+        "SELECT run_id, kind, mode, status, gpu_name, driver, cuda, cublas, torch, started_at, finished_at, "
+        "left(command_line, 140) || CASE WHEN length(command_line) > 140 THEN ' ...' ELSE '' END "
+        "AS command_line FROM all_runs WHERE (kind = 'bench' AND set_id = ?) OR kind = 'tune' "
+        "ORDER BY started_at",
+        [set_id],
+    )
+
+
+def measured_speedups_of_set(store: Store, set_id: str, baseline: str) -> pl.DataFrame:
+    """Measured speedups of one set over ``baseline`` per config, with both times (s)."""
+    return store.query(
+        "SELECT s.gpu, s.mode, s.m, s.n, s.k, s.speedup, s.outcome, s.kernel_s, s.baseline_s "
+        "FROM speedups s WHERE s.set_id = ? AND s.source = 'measured' AND s.baseline = ?",
+        [set_id, baseline],
+    )
+
+
+def kernel_names_of_set(store: Store, set_id: str) -> pl.DataFrame:
+    """Per config of a set of ours: the kernel name and variant its params record."""
+    return store.query(
+        "SELECT m, n, k, json_extract_string(params, '$.kernel_name') AS kernel, "
+        "json_extract_string(params, '$.variant') AS variant FROM all_kernels WHERE set_id = ?",
+        [set_id],
+    )
+
+
+def host_latency_kernel_and_torch(store: Store, set_id: str) -> pl.DataFrame:
+    """Host latency medians (s) of a set's kernel and torch.matmul, per mode and config, ok rows."""
+    return store.query(
+        "SELECT r.mode, x.m, x.n, x.k, x.implementation, x.median FROM all_measurements x "
+        "JOIN all_runs r USING (run_id) WHERE r.set_id = ? AND x.metric = 'host_latency' "
+        "AND x.status = 'ok' AND NOT x.padded AND x.implementation IN ('kernel', 'torch.matmul')",
+        [set_id],
+    )
+
+
+def search_runs_summary(store: Store) -> pl.DataFrame:
+    """Per tune run: configs, candidates measured per stage, seconds, and the geomean of the kept
+    kernel against the fastest reference the search measured beside it."""
+    return store.query(
+        """
+        WITH per_config AS (
+            SELECT run_id, m, n, k,
+                   min(median) FILTER (WHERE family = 'baseline' AND status = 'ok')
+                     / min(median) FILTER (WHERE chosen) AS vs_reference
+            FROM all_search_log GROUP BY ALL
+        )
+        SELECT r.run_id, r.started_at, r.gpu_name, count(DISTINCT (s.m, s.n, s.k)) AS configs,
+               count(*) FILTER (WHERE s.stage = 1) AS stage1_measured,
+               count(*) FILTER (WHERE s.stage = 2 AND s.family <> 'baseline') AS stage2_measured,
+               (SELECT sum(seconds) FROM all_run_configs c WHERE c.run_id = r.run_id) AS seconds,
+               (SELECT exp(avg(ln(vs_reference))) FROM per_config p WHERE p.run_id = r.run_id)
+                   AS geomean_vs_reference
+        FROM all_search_log s JOIN all_runs r USING (run_id) GROUP BY ALL ORDER BY r.started_at
+        """
+    )
+
+
+def family_counts_of_set(store: Store, set_id: str) -> pl.DataFrame:
+    """Configs of a set per kernel family."""
+    return store.query(
+        "SELECT family, count(*) AS configs FROM all_kernels WHERE set_id = ? GROUP BY ALL ORDER BY ALL",
+        [set_id],
+    )
+
+
+def offline_device_times_side_by_side(
+    labelled_stores: Sequence[tuple[str, Path]],
+) -> list[tuple]:
+    """(m, n, k, implementation, us per store...) of the first store's configs, read from each store
+    file (opened read-only, as it is): median offline device time per call of ok rows, in us."""
+    import duckdb
+
+    con = duckdb.connect()
+    try:
+        for i, (_, path) in enumerate(labelled_stores):
+            con.execute(f"ATTACH {sql_literal(str(path))} AS s{i} (READ_ONLY)")
+        parts = [
+            f"SELECT {sql_literal(label)} AS src, m.m, m.n, m.k, implementation, median * 1e6 AS us "
+            f"FROM s{i}.measurements m JOIN s{i}.runs r USING (run_id) "
+            "WHERE metric = 'device_time' AND m.status = 'ok' AND r.mode = 'offline' "
+            "AND (m.m, m.n, m.k) IN (SELECT (m, n, k) FROM s0.measurements)"
+            for i, (label, _) in enumerate(labelled_stores)
+        ]
+        labels = ", ".join(sql_literal(label) for label, _ in labelled_stores)
+        return con.execute(
+            f"PIVOT ({' UNION ALL '.join(parts)}) ON src IN ({labels}) "
+            "USING min(us) GROUP BY m, n, k, implementation ORDER BY m, n, k, implementation"
+        ).fetchall()
+    finally:
+        con.close()

@@ -8,6 +8,7 @@ bundled rows together. The user's own copy of a published (set, mode) hides the 
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import stat
@@ -84,6 +85,16 @@ def _is_read_only_file(path: Path) -> bool:
     return not (mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)) or not os.access(path, os.W_OK)
 
 
+@functools.cache
+def _current_schema() -> dict[str, list[tuple[str, str]]]:
+    """{table: [(column, type), ...]} of a store at SCHEMA_VERSION (built once, in memory)."""
+    store = Store(duckdb.connect(":memory:"), None, read_only=False)
+    store._migrate()
+    schema = store._schema()
+    store.close()
+    return schema
+
+
 class Store:
     """One connection to the user's store (or an in-memory one) with the bundled data beside it."""
 
@@ -106,8 +117,9 @@ class Store:
     ) -> Store:
         """Open (creating and migrating when writable) the store at ``path``.
 
-        ``read_only`` opens never create a file: a store that does not exist yet is replaced by an
-        empty in-memory one, so browsing the bundled dataset needs no writable disk.
+        ``read_only`` opens never write: a store that does not exist yet is replaced by an empty
+        in-memory one, so browsing the bundled dataset needs no writable disk, and a store of an
+        older schema is read through without being migrated.
         """
         target = Path(path).expanduser() if path is not None else default_store_path()
         if with_bundled is None:
@@ -185,13 +197,8 @@ class Store:
         if version == SCHEMA_VERSION:
             return
         if self.read_only:
-            # Migrate through a short writable connection, then reopen read-only.
-            assert self.path is not None
-            self.con.close()
-            writer = Store(self._connect(self.path, False), self.path, False)
-            writer._migrate()
-            writer.con.close()
-            self.con = self._connect(self.path, True)
+            # Browsing never writes: an older store is read as it is (the views fill what later
+            # migrations added with NULLs and empty tables); the next writing command migrates it.
             return
         self._migrate()
 
@@ -234,13 +241,28 @@ class Store:
             schema.setdefault(table, []).append((column, dtype))
         return schema
 
+    def _create_own_views(self) -> dict[str, list[tuple[str, str]]]:
+        """``own_<table>`` views of the user's rows in the current schema; returns that schema.
+
+        A store of the current version reads its tables as they are. An older one, opened
+        read-only and so not migrated, reads columns and tables of later migrations as NULL/empty.
+        """
+        stored = self._schema()
+        current = _current_schema()
+        for table in DATA_TABLES:
+            present = dict(stored.get(table, []))
+            select = ", ".join(c if c in present else f"NULL::{t} AS {c}" for c, t in current[table])
+            source = f"FROM main.{table}" if present else "LIMIT 0"
+            self.con.execute(f"CREATE OR REPLACE TEMP VIEW own_{table} AS SELECT {select} {source}")
+        return current
+
     def _create_views(self, bundled_tables: dict[str, Path]) -> None:
         """``all_<table>`` views: the user's rows plus the visible bundled rows."""
-        schema = self._schema()
+        schema = self._create_own_views()
         for table in DATA_TABLES:
             columns = [c for c, _ in schema[table]]
             types = dict(schema[table])
-            own = f"SELECT {', '.join(columns)} FROM main.{table}"
+            own = f"SELECT {', '.join(columns)} FROM own_{table}"
             parquet = bundled_tables.get(table)
             if parquet is None:
                 self.con.execute(f"CREATE OR REPLACE TEMP VIEW bundled_{table} AS {own} LIMIT 0")
@@ -251,18 +273,18 @@ class Store:
                 }
                 # Columns added by later migrations read as NULL from an older bundle.
                 select = ", ".join(c if c in present else f"NULL::{types[c]} AS {c}" for c in columns)
-                path_literal = "'" + str(parquet).replace("'", "''") + "'"
+                path_literal = sql_literal(str(parquet))
                 self.con.execute(
                     f"CREATE OR REPLACE TEMP VIEW bundled_{table} AS "
                     f"SELECT {select} FROM read_parquet({path_literal})"
                 )
         shadowed_published = (
-            "EXISTS (SELECT 1 FROM main.published_speedups p WHERE p.set_id = b.set_id AND p.mode = b.mode)"
+            "EXISTS (SELECT 1 FROM own_published_speedups p WHERE p.set_id = b.set_id AND p.mode = b.mode)"
         )
         shadow = {
-            "gpus": "gpu NOT IN (SELECT gpu FROM main.gpus)",
-            "kernel_sets": "set_id NOT IN (SELECT set_id FROM main.kernel_sets)",
-            "kernels": "kernel_id NOT IN (SELECT kernel_id FROM main.kernels)",
+            "gpus": "gpu NOT IN (SELECT gpu FROM own_gpus)",
+            "kernel_sets": "set_id NOT IN (SELECT set_id FROM own_kernel_sets)",
+            "kernels": "kernel_id NOT IN (SELECT kernel_id FROM own_kernels)",
             "runs": f"NOT (b.kind = 'published' AND {shadowed_published})",
             "published_speedups": f"NOT {shadowed_published}",
         }
@@ -271,7 +293,7 @@ class Store:
             where = shadow.get(table, "true")
             self.con.execute(
                 f"CREATE OR REPLACE TEMP VIEW all_{table} AS "
-                f"SELECT {columns}, false AS bundled FROM main.{table} "
+                f"SELECT {columns}, false AS bundled FROM own_{table} "
                 f"UNION ALL SELECT {columns}, true AS bundled FROM bundled_{table} AS b WHERE {where}"
             )
         from cuda_l2_explorer.db import views
@@ -327,3 +349,31 @@ class Store:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+# ----------------------------------------------------------------------------------------------
+# Moving a store file between machines (caller: benchmarks/store_pack.py)
+# ----------------------------------------------------------------------------------------------
+
+
+def export_store_files(store: Path, folder: Path) -> None:
+    """Write every table of the store file into ``folder`` (zstd Parquet and the schema's SQL)."""
+    con = duckdb.connect(str(store), read_only=True)
+    try:
+        con.execute(f"EXPORT DATABASE {sql_literal(str(folder))} (FORMAT parquet, COMPRESSION zstd)")
+    finally:
+        con.close()
+
+
+def import_store_files(folder: Path, store: Path) -> None:
+    """Make a new store file from a folder that ``export_store_files`` wrote."""
+    con = duckdb.connect(str(store))
+    try:
+        con.execute(f"IMPORT DATABASE {sql_literal(str(folder))}")
+    finally:
+        con.close()
+
+
+def sql_literal(text: str) -> str:
+    """A string as a quoted SQL literal, for the statements that take no parameters (paths)."""
+    return "'" + text.replace("'", "''") + "'"

@@ -42,23 +42,92 @@ async def test_starts_fast_and_loads_in_a_worker(app_db):
         assert app.query_one(ConfigsPane).frame.height == 2
 
 
-@pytest.mark.parametrize(
-    "key, tab",
-    [
-        (str(i + 1), t)
-        for i, t in enumerate(("overview", "configs", "heatmap", "plots", "lookup", "compare", "bench"))
-    ],
-)
+def _text(app, selector: str) -> str:
+    return str(app.query_one(selector).render())
+
+
+async def _overview_content(app, pilot) -> None:
+    assert app.query_one("#overview-stats").row_count > 0
+    assert "2 kernel set(s)" in _text(app, "#overview-title")
+    runs = _text(app, "#overview-runs")
+    assert "Runs behind ours/h100_F32F16F16F32 · h100 · offline · measured" in runs
+    assert "r1  bench, complete" in runs and "r2  bench, complete" in runs
+    assert "speedup over the best baseline" in _text(app, "#overview-chart")
+
+
+async def _configs_content(app, pilot) -> None:
+    table = app.query_one("#configs-table")
+    assert table.row_count == 2
+    shapes = {tuple(str(v) for v in table.get_row_at(i)[:3]) for i in range(2)}
+    assert shapes == {("256", "512", "1024"), ("1024", "1024", "1024")}
+    assert _text(app, "#configs-info").startswith("2 of 2 configs")
+
+
+async def _heatmap_content(app, pilot) -> None:
+    grid = _text(app, "#heatmap-grid").splitlines()
+    assert grid[0] == "M down, N across, K = 1024"
+    # Both measured configs: the kernel's 10 us against torch.matmul's 8 us (test_store's run).
+    assert grid[1].split() == ["512", "1024"]
+    assert grid[2].split() == ["256", "0.80", "---"] and grid[3].split() == ["1024", "---", "0.80"]
+
+
+async def _plots_content(app, pilot) -> None:
+    plot = _text(app, "#plots-size")
+    assert "log2 FLOPs (2MNK)" in plot and "speedup" in plot
+    assert "•" in plot and "0.8" in plot  # the two measured points, both at 0.80
+    assert "Enter in Configs" in _text(app, "#plots-samples")
+
+
+async def _lookup_content(app, pilot) -> None:
+    assert app.focused is app.query_one("#lookup-input")  # type M N K straight away
+    assert app.query_one("#lookup-table").row_count == 0  # nothing asked yet
+    await pilot.press(*"256 512 1024", "enter")
+    await _ready(pilot)
+    assert app.query_one("#lookup-table").row_count > 0
+
+
+async def _compare_content(app, pilot) -> None:
+    from textual.widgets import OptionList
+
+    assert app.focused is app.query_one("#compare-left")
+    assert "Pick two selections" in _text(app, "#compare-summary")
+    await pilot.press("enter")  # open the list of selections
+    await pilot.pause()
+    options = app.query_one("#compare-left").query_one(OptionList)
+    labels = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
+    assert [label for label in labels if "·" in label] == [s.label for s in app.selections]
+    assert len(app.selections) == 3
+
+
+async def _bench_content(app, pilot) -> None:
+    assert app.focused is app.query_one("#bench-set")
+    assert not app.query_one("#bench-run").disabled
+    assert "Measures on this machine's GPU" in _text(app, "#bench-status")
+
+
+PANE_CONTENT = {
+    "overview": _overview_content,
+    "configs": _configs_content,
+    "heatmap": _heatmap_content,
+    "plots": _plots_content,
+    "lookup": _lookup_content,
+    "compare": _compare_content,
+    "bench": _bench_content,
+}
+
+
+@pytest.mark.parametrize("key, tab", [(str(i + 1), tab) for i, tab in enumerate(PANE_CONTENT)])
 async def test_every_pane_opens_with_content(app_db, key, tab):
     app = ExplorerApp(app_db, with_bundled=False)
     async with app.run_test(size=SIZE) as pilot:
         await _ready(pilot)
+        if tab == "overview":
+            await pilot.press("2")  # come back to it from another pane
         await pilot.press(key)
         await pilot.pause()
         assert app.query_one("#tabs").active == tab
         assert app.timings[f"switch_{tab}"] < 0.1
-        pane = app.query_one(f"#{tab}")
-        assert pane.query("*")  # composed
+        await PANE_CONTENT[tab](app, pilot)
 
 
 async def test_filter_sort_search_and_bad_filter(app_db):
@@ -222,3 +291,57 @@ async def test_filter_and_sort_speed_on_a_full_grid(tmp_path, cli):
         print(f"filter+sort engine {engine_ms:.1f} ms, with table refresh {pane.last_update_ms:.1f} ms")
         assert frame.height == 1000 and engine_ms < 50
         assert pane.last_update_ms < 500
+
+
+def _over_best(path) -> dict[tuple[int, int, int], float]:
+    """Speedup over the fastest of the seven baselines per config, from the published CSV itself."""
+    from conftest import read_fixture
+    from cuda_l2_explorer.db.views import BASELINES
+
+    assert len(BASELINES) == 7
+    return {shape: min(row[b] for b in BASELINES) for shape, row in read_fixture(path).items()}
+
+
+async def _compare(app, pilot, left: str, right: str) -> list[tuple[str, ...]]:
+    """Pick two selections by label in the Compare pane; the table's rows as shown."""
+    labels = [s.label for s in app.selections]
+    await pilot.press("6")
+    app.query_one("#compare-left").value = labels.index(left)
+    app.query_one("#compare-right").value = labels.index(right)
+    await _ready(pilot)
+    table = app.query_one("#compare-table")
+    assert [str(c.label) for c in table.columns.values()] == ["m", "n", "k", "left", "right", "right/left"]
+    return [tuple(str(v) for v in table.get_row_at(i)) for i in range(table.row_count)]
+
+
+async def test_compare_two_modes_and_two_sets(app_db):
+    """Compare, config by config: the figures are the published CSVs' and the measured run's."""
+    import math
+
+    from conftest import OFFLINE, SERVER
+
+    offline, server = _over_best(OFFLINE), _over_best(SERVER)
+    published = "cuda-l2/h100_F32F16F16F32 · h100 · {} · published"
+    measured = "ours/h100_F32F16F16F32 · h100 · offline · measured"
+    app = ExplorerApp(app_db, with_bundled=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await _ready(pilot)
+        rows = await _compare(app, pilot, published.format("offline"), published.format("server"))
+        expected = [
+            ((m, n, k), offline[m, n, k], server[m, n, k], server[m, n, k] / offline[m, n, k])
+            for (m, n, k) in offline
+        ]
+        assert sorted(rows) == sorted(
+            (str(m), str(n), str(k), f"{a:.3f}", f"{b:.3f}", f"{r:.3f}") for (m, n, k), a, b, r in expected
+        )
+        ratios = [float(row[5]) for row in rows]
+        assert ratios == sorted(ratios)  # worst for the right-hand side first
+        summary = str(app.query_one("#compare-summary").render())
+        geomean = math.exp(sum(math.log(r) for *_, r in expected) / len(expected))
+        assert f"{len(expected)} common configs" in summary and f"right/left {geomean:.3f}" in summary
+
+        # Two kernel sets: one config in common (1024^3); ours ran 10 us against torch.matmul's 8 us.
+        rows = await _compare(app, pilot, published.format("offline"), measured)
+        left = offline[1024, 1024, 1024]
+        assert rows == [("1024", "1024", "1024", f"{left:.3f}", "0.800", f"{0.8 / left:.3f}")]
+        assert f"left = {published.format('offline')}" in str(app.query_one("#compare-summary").render())

@@ -160,3 +160,66 @@ def test_tool_version_is_the_installed_distribution():
     from cuda_l2_explorer.db.store import tool_version
 
     assert tool_version() == importlib.metadata.version("cuda-l2-explorer")
+
+
+def _make_store_at_version(path, version: int) -> None:
+    """A real store file as an older cuda-l2-explorer left it: migrations 1..version only."""
+    from cuda_l2_explorer.db.schema import MIGRATIONS
+
+    con = duckdb.connect(str(path))
+    for number, description, statements in MIGRATIONS:
+        if number > version:
+            break
+        for statement in statements:
+            con.execute(statement)
+        con.execute(
+            "INSERT INTO schema_info (version, description, tool_version) VALUES (?, ?, 'old')",
+            [number, description],
+        )
+    con.execute("INSERT INTO gpus (gpu) VALUES ('h100')")
+    con.execute(
+        "INSERT INTO kernel_sets (set_id, name, gpu, accumulator, origin) "
+        "VALUES ('old/h100_F32F16F16F32', 'old', 'h100', 'F32F16F16F32', 'imported')"
+    )
+    con.execute(
+        "INSERT INTO kernels (kernel_id, set_id, m, n, k) VALUES ('k1', 'old/h100_F32F16F16F32', 64, 64, 64)"
+    )
+    con.close()
+
+
+@pytest.mark.parametrize("version", range(1, SCHEMA_VERSION))
+def test_read_only_open_of_an_older_store_reads_it_without_writing(tmp_path, version):
+    """Browsing an older store must not migrate it: it reads through, missing columns as NULL."""
+    from cuda_l2_explorer.db import reads
+
+    path = tmp_path / "old.duckdb"
+    _make_store_at_version(path, version)
+    before = path.read_bytes()
+    with Store.open(path, read_only=True, with_bundled=False) as store:
+        assert store.schema_version() == version
+        assert reads.kernel_sets(store)["set_id"].to_list() == ["old/h100_F32F16F16F32"]
+        kernel = store.query("SELECT kernel_id, build_status FROM all_kernels").rows()
+        assert kernel == [("k1", None)]  # build_status came with migration 2
+        assert store.scalar("SELECT count(*) FROM all_search_log") == 0  # table of migration 3
+    assert path.read_bytes() == before, "a read-only open wrote to the store"
+    # With the bundled dataset beside it, too (its views read every current column).
+    with Store.open(path, read_only=True, with_bundled=True) as store:
+        assert store.scalar("SELECT count(*) FROM all_kernel_sets WHERE NOT bundled") == 1
+        assert store.scalar("SELECT count(*) FROM all_kernel_sets WHERE bundled") > 0
+    assert path.read_bytes() == before
+    # A writable open still migrates it.
+    with Store.open(path, with_bundled=False) as store:
+        assert store.schema_version() == SCHEMA_VERSION
+        assert store.scalar("SELECT count(*) FROM all_kernels") == 1
+
+
+def test_read_only_open_of_an_older_read_only_file(tmp_path):
+    """A store file without write permission is browsable even when its schema is older."""
+    path = tmp_path / "old.duckdb"
+    _make_store_at_version(path, 1)
+    os.chmod(path, 0o444)
+    try:
+        with Store.open(path, read_only=True, with_bundled=False) as store:
+            assert store.scalar("SELECT count(*) FROM all_kernels") == 1
+    finally:
+        os.chmod(path, 0o644)

@@ -10,31 +10,18 @@ from __future__ import annotations
 
 import argparse
 import math
+from pathlib import Path
 
-import duckdb
+from cuda_l2_explorer.db.reads import offline_device_times_side_by_side
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("stores", nargs="+", help="LABEL=PATH; the first store's configs are compared")
     args = ap.parse_args()
-    con = duckdb.connect()
-    labels = []
-    for i, item in enumerate(args.stores):
-        label, path = item.split("=", 1)
-        con.execute(f"ATTACH '{path}' AS s{i} (READ_ONLY)")
-        labels.append(label)
-    parts = [
-        f"SELECT '{label}' AS src, m.m, m.n, m.k, implementation, median * 1e6 AS us "
-        f"FROM s{i}.measurements m JOIN s{i}.runs r USING (run_id) "
-        "WHERE metric = 'device_time' AND m.status = 'ok' AND r.mode = 'offline' "
-        "AND (m.m, m.n, m.k) IN (SELECT (m, n, k) FROM s0.measurements)"
-        for i, label in enumerate(labels)
-    ]
-    rows = con.execute(
-        f"PIVOT ({' UNION ALL '.join(parts)}) ON src IN ({', '.join(repr(x) for x in labels)}) "
-        "USING min(us) GROUP BY m, n, k, implementation ORDER BY m, n, k, implementation"
-    ).fetchall()
+    stores = [(label, Path(path)) for label, path in (item.split("=", 1) for item in args.stores)]
+    labels = [label for label, _ in stores]
+    rows = offline_device_times_side_by_side(stores)
     print("| M | N | K | implementation | " + " | ".join(f"{x} (us)" for x in labels) + " |")
     print("|---|---|---|---|" + "---:|" * len(labels))
     ratios: dict[str, list[float]] = {x: [] for x in labels[1:]}

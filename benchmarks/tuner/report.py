@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 import polars as pl
+from cuda_l2_explorer.db import reads
 from cuda_l2_explorer.db.reads import Filters, stats, stats_by_regime
 from cuda_l2_explorer.db.shapes import Shape, floor_seconds, regime
 from cuda_l2_explorer.db.store import Store
@@ -38,23 +39,13 @@ def _beyond_stats(frame: pl.DataFrame, by: list[str]) -> pl.DataFrame:
 
 
 def report(store: Store, set_id: str) -> str:
-    runs = store.query(
-        "SELECT run_id, kind, mode, status, gpu_name, driver, cuda, cublas, torch, started_at, finished_at, "
-        "left(command_line, 140) || CASE WHEN length(command_line) > 140 THEN ' ...' ELSE '' END "
-        "AS command_line FROM all_runs WHERE (kind = 'bench' AND set_id = ?) OR kind = 'tune' "
-        "ORDER BY started_at",
-        [set_id],
-    )
+    runs = reads.runs_of_set_and_tunes(store, set_id)
     out = [f"# Our kernel library: `{set_id}` against the seven baselines", ""]
     out += ["## Runs", "", table(runs.drop("run_id")), ""]
     head = stats(store, Filters(set_ids=(set_id,)))
     out += ["## Headline (device time, cold L2; speedup = baseline time / our time)", ""]
     out += [table(head.filter(pl.col("source") == "measured").drop("set_id", "accumulator", "source")), ""]
-    sp = store.query(
-        "SELECT s.gpu, s.mode, s.m, s.n, s.k, s.speedup, s.outcome, s.kernel_s, s.baseline_s "
-        "FROM speedups s WHERE s.set_id = ? AND s.source = 'measured' AND s.baseline = ?",
-        [set_id, BEST],
-    )
+    sp = reads.measured_speedups_of_set(store, set_id, BEST)
     if sp.height == 0:
         return "\n".join([*out, "No measured rows for this set."])
     shapes = [Shape(m, n, k) for m, n, k in sp.select("m", "n", "k").iter_rows()]
@@ -76,11 +67,7 @@ def report(store: Store, set_id: str) -> str:
     )
     out += [table(by_regime.drop("set_id", "source")), ""]
     out += [table(_beyond_stats(sp, ["gpu", "mode"]).sort("gpu", "mode")), ""]
-    kernels = store.query(
-        "SELECT m, n, k, json_extract_string(params, '$.kernel_name') AS kernel, "
-        "json_extract_string(params, '$.variant') AS variant FROM all_kernels WHERE set_id = ?",
-        [set_id],
-    )
+    kernels = reads.kernel_names_of_set(store, set_id)
     worst = (
         sp.join(kernels, on=["m", "n", "k"], how="left")
         .sort("speedup")
@@ -90,12 +77,7 @@ def report(store: Store, set_id: str) -> str:
                 "kernel", "variant")
     )  # fmt: skip
     out += ["## The 15 worst configs", "", table(worst), ""]
-    host = store.query(
-        "SELECT r.mode, x.m, x.n, x.k, x.implementation, x.median FROM all_measurements x "
-        "JOIN all_runs r USING (run_id) WHERE r.set_id = ? AND x.metric = 'host_latency' "
-        "AND x.status = 'ok' AND NOT x.padded AND x.implementation IN ('kernel', 'torch.matmul')",
-        [set_id],
-    )
+    host = reads.host_latency_kernel_and_torch(store, set_id)
     if host.height:
         wide = host.pivot(on="implementation", index=["mode", "m", "n", "k"], values="median")
         if {"kernel", "torch.matmul"} <= set(wide.columns):
@@ -118,27 +100,8 @@ def report(store: Store, set_id: str) -> str:
             ]
     # The search's own view of its choice: the kept kernel against the fastest reference it
     # measured beside it (cuBLASLt's heuristic nn/tn, torch.matmul), geomean over the run's configs.
-    search = store.query(
-        """
-        WITH per_config AS (
-            SELECT run_id, m, n, k,
-                   min(median) FILTER (WHERE family = 'baseline' AND status = 'ok')
-                     / min(median) FILTER (WHERE chosen) AS vs_reference
-            FROM all_search_log GROUP BY ALL
-        )
-        SELECT r.run_id, r.started_at, r.gpu_name, count(DISTINCT (s.m, s.n, s.k)) AS configs,
-               count(*) FILTER (WHERE s.stage = 1) AS stage1_measured,
-               count(*) FILTER (WHERE s.stage = 2 AND s.family <> 'baseline') AS stage2_measured,
-               (SELECT sum(seconds) FROM all_run_configs c WHERE c.run_id = r.run_id) AS seconds,
-               (SELECT exp(avg(ln(vs_reference))) FROM per_config p WHERE p.run_id = r.run_id)
-                   AS geomean_vs_reference
-        FROM all_search_log s JOIN all_runs r USING (run_id) GROUP BY ALL ORDER BY r.started_at
-        """
-    )
-    families = store.query(
-        "SELECT family, count(*) AS configs FROM all_kernels WHERE set_id = ? GROUP BY ALL ORDER BY ALL",
-        [set_id],
-    )
+    search = reads.search_runs_summary(store)
+    families = reads.family_counts_of_set(store, set_id)
     out += ["## The search", "", table(search.drop("run_id"), 3), "", table(families), ""]
     return "\n".join(out)
 
@@ -168,9 +131,7 @@ def main() -> None:
     args = ap.parse_args()
     bundled = args.store == "bundled"
     with Store.open(None if bundled else Path(args.store), read_only=True, with_bundled=bundled) as store:
-        set_id = args.set_id or store.scalar(
-            "SELECT set_id FROM all_kernel_sets WHERE origin = 'ours' ORDER BY created_at DESC LIMIT 1"
-        )
+        set_id = args.set_id or reads.newest_set_of_ours(store)
         text = report(store, set_id)
     if args.manifest:
         text += "\n" + manifest_section(mf.load(args.manifest)) + "\n"

@@ -1,0 +1,65 @@
+"""The evidence reports under benchmarks/ run on the bundled dataset through db.reads (their SQL
+lives in db/), and the store packer round-trips a store file."""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+from cuda_l2_explorer.db import reads
+from cuda_l2_explorer.db.store import Store
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _script(relative: str):
+    sys.path.insert(0, str(ROOT / "benchmarks"))  # the reports import harness_report from there
+    try:
+        spec = importlib.util.spec_from_file_location(Path(relative).stem, ROOT / relative)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+
+
+@pytest.fixture
+def bundled_store(monkeypatch, tmp_path):
+    monkeypatch.delenv("CUDA_L2_EXPLORER_NO_BUNDLED", raising=False)
+    with Store.open(tmp_path / "empty.duckdb", with_bundled=True) as store:
+        yield store
+
+
+def test_harness_report_reads_every_bench_run(bundled_store):
+    text = _script("benchmarks/harness_report.py").report(bundled_store)
+    runs = reads.bench_runs_with_provenance(bundled_store)
+    assert runs.height > 0
+    for run in runs.iter_rows(named=True):
+        assert f"run `{run['run_id']}`" in text
+    for heading in ("## By regime", "## Rows per implementation", "## Audit findings", "## Rows not ok"):
+        assert heading in text
+
+
+def test_tuner_report_on_the_newest_set_of_ours(bundled_store):
+    set_id = reads.newest_set_of_ours(bundled_store)
+    assert set_id in reads.our_set_ids(bundled_store)
+    text = _script("benchmarks/tuner/report.py").report(bundled_store, set_id)
+    assert "No measured rows" not in text
+    for heading in ("## Runs", "## The 15 worst configs", "## The search"):
+        assert heading in text
+
+
+def test_store_pack_round_trip_and_side_by_side_times(tmp_path):
+    from test_store import _insert_bench_run
+
+    first = tmp_path / "first.duckdb"
+    with Store.open(first, with_bundled=False) as store, store.transaction():
+        _insert_bench_run(store)
+    pack = _script("benchmarks/store_pack.py")
+    pack.pack(first, tmp_path / "first.tar")
+    copy = tmp_path / "copy.duckdb"
+    pack.unpack(tmp_path / "first.tar", copy)
+    rows = reads.offline_device_times_side_by_side([("first", first), ("it's a copy", copy)])
+    assert [r[3] for r in rows] == ["cuBLAS-nn", "cuBLAS-tn", "kernel", "torch.matmul"]
+    assert all(r[:3] == (256, 512, 1024) and r[4] == pytest.approx(r[5]) for r in rows)
+    assert dict((r[3], r[4]) for r in rows)["kernel"] == pytest.approx(10.0)
