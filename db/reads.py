@@ -718,3 +718,29 @@ def offline_device_times_side_by_side(
         ).fetchall()
     finally:
         con.close()
+
+
+# ------------------------------------------------------------------------------------------------
+# Manifests (tuner.manifest.with_bench_evidence)
+# ------------------------------------------------------------------------------------------------
+
+
+def kernel_figures_of_run(store: Store, set_id: str, run_id: str) -> list[tuple]:
+    """Per config of bench run ``run_id`` of ``set_id``: (m, n, k, kernel median, p10, p90, best
+    baseline, its median, harness version)."""
+    return store.con.execute(
+        """
+        SELECT t.m, t.n, t.k, t.median, t.p10, t.p90, b.baseline, b.median, r.harness
+        FROM measured_times t
+        JOIN (SELECT run_id, json_extract_string(params, '$.harness_version') AS harness FROM all_runs) r
+          USING (run_id)
+        LEFT JOIN (
+            SELECT run_id, m, n, k, arg_min(baseline, median) AS baseline, min(median) AS median
+            FROM measured_baselines
+            WHERE baseline NOT LIKE '%-max' AND baseline <> 'best-baseline'
+            GROUP BY ALL
+        ) b ON b.run_id = t.run_id AND b.m = t.m AND b.n = t.n AND b.k = t.k
+        WHERE t.run_id = ? AND t.set_id = ? AND t.implementation = 'kernel' AND NOT t.padded
+        """,
+        [run_id, set_id],
+    ).fetchall()

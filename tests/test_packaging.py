@@ -22,6 +22,8 @@ def _package_folders() -> dict[str, Path]:
     found: dict[str, Path] = {}
     for name, folder in mapping.items():
         base = (ROOT / folder).resolve()
+        if not (base / "__init__.py").is_file():  # mapped on its own as data (cutlass/): no code
+            found[name] = base
         for init in sorted(base.rglob("__init__.py")):
             package = init.parent
             # A folder mapped on its own (db/ under a root mapped as '.') is named by its own mapping.

@@ -138,6 +138,12 @@ class Backend:
         self.end.synchronize()
         return self.start.elapsed_time(self.end) / 1e3, time.perf_counter() - t0
 
+    def calls_per_unit(self, impl: str) -> int:
+        return 1  # offline_sample already divides a replay by the graph's calls
+
+    def isolated_call(self, impl: str) -> float:
+        return self.single_call(impl)[0]
+
     def single_call(self, impl: str) -> tuple[float, float]:
         i = self._next(impl)
         stream = int(self.torch.cuda.current_stream().cuda_stream)

@@ -181,22 +181,9 @@ def with_bench_evidence(data: Mapping[str, Any], store: Any, set_id: str, run_id
     """``data`` with each config's harness figures from bench run ``run_id`` of ``set_id``: the
     kernel's median device time (SPEC §7 offline, the search's own figure kept as
     ``search_time_us``) and the best of the seven baselines with its time."""
-    rows = store.con.execute(
-        """
-        SELECT t.m, t.n, t.k, t.median, t.p10, t.p90, b.baseline, b.median, r.harness
-        FROM measured_times t
-        JOIN (SELECT run_id, json_extract_string(params, '$.harness_version') AS harness FROM all_runs) r
-          USING (run_id)
-        LEFT JOIN (
-            SELECT run_id, m, n, k, arg_min(baseline, median) AS baseline, min(median) AS median
-            FROM measured_baselines
-            WHERE baseline NOT LIKE '%-max' AND baseline <> 'best-baseline'
-            GROUP BY ALL
-        ) b ON b.run_id = t.run_id AND b.m = t.m AND b.n = t.n AND b.k = t.k
-        WHERE t.run_id = ? AND t.set_id = ? AND t.implementation = 'kernel' AND NOT t.padded
-        """,
-        [run_id, set_id],
-    ).fetchall()
+    from cuda_l2_explorer.db import reads
+
+    rows = reads.kernel_figures_of_run(store, set_id, run_id)
     figures = {(m, n, k): rest for m, n, k, *rest in rows}
     configs = []
     for entry in data["configs"]:

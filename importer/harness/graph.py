@@ -26,6 +26,11 @@ from typing import Any
 MIN_CALLS_PER_GRAPH = 8
 # SPEC §7: graph-replay and CUPTI kernel time disagreeing by more than this flags the row.
 CROSS_CHECK_TOLERANCE = 0.05
+# Back to back in a graph, each kernel node also costs its launch gap, which CUPTI's kernel
+# durations leave out: measured on an H100 (2026-11-24, benchmarks/harness/v3) at 0.07-0.67 us
+# a call for cuBLAS's one or two kernels. A graph slower than CUPTI's sum by more than 5% plus
+# this per kernel, or faster than it by more than 5% (work the graph did not time), is flagged.
+GRAPH_NODE_GAP_S = 0.5e-6
 
 
 def first_line(exc: BaseException) -> str:
@@ -110,12 +115,18 @@ class GraphBackend:
     def single_call(self, name: str) -> tuple[float, float]:
         return self.eager.single_call(name)
 
+    def isolated_call(self, name: str) -> float:
+        return self.eager.isolated_call(name)
+
     def sleep(self, seconds: float) -> None:
         time.sleep(seconds)
 
 
-def kernel_time_per_call(torch: Any, impls: Any, names: list[str], calls: int = 4) -> dict[str, float]:
-    """Per call, the summed duration of every GPU operation it launched, from CUPTI (seconds).
+def kernel_time_per_call(
+    torch: Any, impls: Any, names: list[str], calls: int = 4
+) -> dict[str, tuple[float, float]]:
+    """Per call, the summed duration of every GPU operation it launched, from CUPTI (seconds),
+    and how many operations that was.
 
     Kernels, memsets and copies alike (a split-K reduction or a workspace memset belongs to the
     call). Eager calls over the rotating sets; each implementation inside its own named range so
@@ -139,7 +150,7 @@ def kernel_time_per_call(torch: Any, impls: Any, names: list[str], calls: int = 
         with open(path) as f:
             events = json.load(f).get("traceEvents", [])
     gpu = [e for e in events if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
-    out: dict[str, float] = {}
+    out: dict[str, tuple[float, float]] = {}
     for name, label in ranges.items():
         windows = [
             (e["ts"], e["ts"] + e.get("dur", 0))
@@ -152,21 +163,22 @@ def kernel_time_per_call(torch: Any, impls: Any, names: list[str], calls: int = 
             if e.get("cat") in ("cuda_runtime", "cuda_driver")
             and any(lo <= e.get("ts", -1) <= hi for lo, hi in windows)
         } - {None}
-        total_us = sum(e.get("dur", 0) for e in gpu if e.get("args", {}).get("correlation") in launches)
-        if total_us > 0:
-            out[name] = total_us / 1e6 / calls
+        ops = [e.get("dur", 0) for e in gpu if e.get("args", {}).get("correlation") in launches]
+        if sum(ops) > 0:
+            out[name] = (sum(ops) / 1e6 / calls, len(ops) / calls)
     return out
 
 
-def cross_check(graph_s: float, cupti_s: float | None) -> tuple[str, str] | None:
-    """An audit finding when graph-replay time and CUPTI's kernel time disagree beyond 5%."""
+def cross_check(graph_s: float, cupti_s: float | None, kernels: float = 1.0) -> tuple[str, str] | None:
+    """An audit finding when graph-replay time and CUPTI's kernel time disagree (see above)."""
     if cupti_s is None or graph_s <= 0:
         return None
     ratio = graph_s / cupti_s
-    if abs(ratio - 1.0) <= CROSS_CHECK_TOLERANCE:
+    slack = CROSS_CHECK_TOLERANCE * cupti_s + kernels * GRAPH_NODE_GAP_S
+    if cupti_s * (1 - CROSS_CHECK_TOLERANCE) <= graph_s <= cupti_s + slack:
         return None
     return (
         "timing-mismatch",
         f"graph replay {graph_s * 1e6:.2f} us/call vs CUPTI kernel time {cupti_s * 1e6:.2f} us "
-        f"(ratio {ratio:.3f}, tolerance {CROSS_CHECK_TOLERANCE:.0%})",
+        f"(ratio {ratio:.3f}; allowed: -5% to +5% plus {GRAPH_NODE_GAP_S * 1e6:.1f} us a kernel)",
     )

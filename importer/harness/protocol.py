@@ -133,6 +133,10 @@ class Backend(Protocol):
         """One call: (device s from events, host s from the call to the end of a synchronize)."""
         ...
 
+    def isolated_call(self, impl: str) -> float:
+        """One call's own span on an otherwise idle GPU timeline, host issue time excluded (s)."""
+        ...
+
     def sleep(self, seconds: float) -> None: ...
 
 
@@ -160,8 +164,9 @@ class ImplSamples:
     """Per-call samples of one implementation, in seconds.
 
     ``device``: offline, per-call time of R back-to-back calls; server, the one call's device
-    time. ``isolated``: offline only, one call between events on an idle GPU (the events' and
-    queue's floor included). ``host``: one call to the end of a synchronize.
+    time. ``isolated``: offline only, one call between events on an idle GPU with its launch
+    queued before it runs (the events' and front end's floor included, the host's issue time
+    not). ``host``: one call to the end of a synchronize.
     """
 
     device: list[float] = field(default_factory=list)
@@ -206,10 +211,9 @@ def measure(
             if settings.mode == "offline":
                 device, _ = backend.offline_sample(name, units[name])
                 slot.device.append(device / slot.calls_per_sample)
+                slot.isolated.append(backend.isolated_call(name))
                 # Host latency as the reference measured it: one call, then synchronize.
-                isolated, host = backend.single_call(name)
-                slot.isolated.append(isolated)
-                slot.host.append(host)
+                slot.host.append(backend.single_call(name)[1])
             else:
                 backend.sleep(next(gaps))
                 device, host = backend.single_call(name)

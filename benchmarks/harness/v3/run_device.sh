@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # One device call of the harness-3 validation, from the repository root on the GPU machine:
-#   bash benchmarks/harness/v3/run_device.sh [build] [tests] [validate] [ncu]
+#   bash benchmarks/harness/v3/run_device.sh [build] [tests] [probe] [validate] [ncu]
 # build: our kernel library (tuner), 16 parallel nvcc jobs, into /tmp/tb (kept for later steps);
 # tests: tests/gpu; validate: our set (kernels/h100_F32F16F16F32) on benchmarks/harness/v3/configs.txt
 # with harness 3 (graph replay), the same configs timed harness 2's way (--timing eager), and
 # the A/A set (a SPEC §4 kernel that calls torch.matmul) under harness 3; ncu: torch.matmul and
-# our picks under Nsight Compute (ncu_driver.py), then the table (table.py).
+# our picks under Nsight Compute (ncu_driver.py), then the table (table.py); probe: isolated calls
+# and clocks (isolated_probe.py).
 # Carried: .whl (duckdb, platformdirs and the project's own wheel: `pip wheel --no-deps -w .whl .`),
 # .carry (cutlass-4.2.0.tar.gz: the CUTLASS headers, to build the library there).
 set -uo pipefail
@@ -62,6 +63,11 @@ while [ $# -gt 0 ]; do
     echo "bench aa: exit $? after $(( $(date +%s) - start )) s" | tee -a "$OUT/device.txt"
     tail -2 "$OUT/aa.log"
     ;;
+  probe)
+    python3 $V3/isolated_probe.py >"$OUT/probe.json" 2>"$OUT/probe.log"
+    echo "probe: exit $? in $(( $(date +%s) - start )) s" | tee -a "$OUT/device.txt"
+    cat "$OUT/probe.json"
+    ;;
   ncu)
     ensure_lib
     ncu --clock-control none --cache-control all --metrics gpu__time_duration.sum --csv --print-units base \
@@ -77,5 +83,5 @@ while [ $# -gt 0 ]; do
 done
 # The device tool brings back at most 8 files: logs, JSON and CSV go into one tar, stores into another.
 (cd "$OUT" && tar cf logs.tar -- *.log *.json *.csv 2>/dev/null && rm -f -- *.log *.json *.csv)
-(cd "$OUT" && tar cf stores.tar -- *.duckdb 2>/dev/null && rm -f -- *.duckdb)
+(cd "$OUT" && tar czf stores.tar.gz -- *.duckdb 2>/dev/null && rm -f -- *.duckdb)
 ls -la "$OUT"
