@@ -744,3 +744,11 @@ def kernel_figures_of_run(store: Store, set_id: str, run_id: str) -> list[tuple]
         """,
         [run_id, set_id],
     ).fetchall()
+
+
+def config_details(store: Store) -> dict[tuple[int, int, int], dict]:
+    """{(m, n, k): the details JSON a harness worker reported} of this store's own runs."""
+    import json
+
+    rows = store.con.execute("SELECT m, n, k, details FROM main.run_configs").fetchall()
+    return {(m, n, k): json.loads(d) if d else {} for m, n, k, d in rows}

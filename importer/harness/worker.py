@@ -24,7 +24,7 @@ from typing import Any
 
 from cuda_l2_explorer.importer.harness import messages
 from cuda_l2_explorer.importer.harness.audit import audit, capture_blockers
-from cuda_l2_explorer.importer.harness.device import device_info
+from cuda_l2_explorer.importer.harness.device import device_info, nvidia_smi
 from cuda_l2_explorer.importer.harness.graph import GraphBackend, cross_check, kernel_time_per_call
 from cuda_l2_explorer.importer.harness.messages import Result
 from cuda_l2_explorer.importer.harness.protocol import (
@@ -471,7 +471,9 @@ def run_config(
         settings,
         on_round=lambda i, total: progress(f"measuring ({settings.mode}) {i}/{total}"),
     )
-    kernel_times: dict[str, float] = {}
+    # The SM clock as the timing ends: back-to-back large GEMMs run power-limited, below boost.
+    clocks = nvidia_smi()
+    kernel_times: dict[str, tuple[float, float]] = {}
     if isinstance(backend, GraphBackend):
         # After the timing, as the audit: CUPTI must not be live while we measure.
         progress("cross-checking with CUPTI")
@@ -563,6 +565,7 @@ def run_config(
         )
     torch.cuda.synchronize()
     info = {"rotation_sets": count, "bytes_per_set": per_set, "autotune": tuning, "timing": settings.timing}
+    info["sm_clock_after_timing_mhz"] = clocks.get("clock_sm_mhz")
     if isinstance(backend, GraphBackend):
         info["calls_per_graph"] = backend.calls_per_graph
         info["not_capturable"] = backend.not_capturable

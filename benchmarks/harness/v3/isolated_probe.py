@@ -17,12 +17,14 @@ import subprocess
 import time
 
 os.environ.setdefault("TEARDOWN_CUPTI", "1")
-import torch  # noqa: E402
+import torch
 
 
 def sm_clock() -> int:
     out = subprocess.run(
-        ["nvidia-smi", "--query-gpu=clocks.sm", "--format=csv,noheader,nounits"], capture_output=True, text=True
+        ["nvidia-smi", "--query-gpu=clocks.sm", "--format=csv,noheader,nounits"],
+        capture_output=True,
+        text=True,
     )
     return int(out.stdout.split()[0])
 
@@ -75,7 +77,7 @@ def replay_per_call(g, calls: int, replays: int) -> float:
 
 def main() -> None:
     out: dict = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__}
-    (a, b, c), = operands(64)
+    ((a, b, c),) = operands(64)
     call = lambda: torch.matmul(a, b, out=c)  # noqa: E731
     for _ in range(20):
         call()

@@ -63,6 +63,12 @@ def medians(path: Path, metrics: tuple[str, ...]) -> dict[tuple, float]:
     return {(m, n, k, impl, metric): med for _r, m, n, k, impl, padded, metric, med, *_ in rows if not padded}
 
 
+def clocks(path: Path) -> dict[tuple, int | None]:
+    with Store.open(path, read_only=True, with_bundled=False) as store:
+        details = reads.config_details(store)
+    return {shape: d.get("sm_clock_after_timing_mhz") for shape, d in details.items()}
+
+
 def findings(path: Path) -> dict[tuple, list[str]]:
     with Store.open(path, read_only=True, with_bundled=False) as store:
         rows = reads.audit_rows(store)
@@ -95,6 +101,7 @@ def main() -> None:
     aa = medians(args.aa, ("device_time",)) if args.aa else {}
     ncu = ncu_per_call(args.ncu, args.order) if args.ncu and args.order else {}
     audit = findings(args.h3)
+    sm_clock = clocks(args.h3)
     shapes = sorted({key[:3] for key in h3}, key=lambda s: (s[0] * s[1] * s[2], s))
     rows = []
     for m, n, k in shapes:
@@ -128,6 +135,7 @@ def main() -> None:
                 "aa_kernel": g(aa, "kernel", "device_time"),
                 "aa_torch": g(aa, "torch.matmul", "device_time"),
                 "findings": audit.get((m, n, k), []),
+                "sm_clock_mhz": sm_clock.get((m, n, k)),
             }
         )
     out = args.out
@@ -135,8 +143,8 @@ def main() -> None:
     (out / "validation.json").write_text(json.dumps(rows, indent=1))
     head = (
         "| config | regime | cuBLAS h3 (us) | ncu | h3/ncu | CUPTI | isolated call | h2 (eager) "
-        "| ours h3 | ncu | h3/ncu | ours vs best baseline h3 | h2 says | A/A |\n"
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
+        "| ours h3 | ncu | h3/ncu | ours vs best baseline h3 | h2 says | A/A | SM MHz |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
     )
     lines = []
     for r in rows:
@@ -146,7 +154,7 @@ def main() -> None:
             f"| {_us(r['cublas_isolated'])} | {_us(r['cublas_h2'])} | {_us(r['ours_h3'])} "
             f"| {_us(r['ours_ncu'])} | {_ratio(r['ours_h3'], r['ours_ncu'])} "
             f"| {_ratio(r['best_baseline_h3'], r['ours_h3'])} | {_ratio(r['cublas_h2'], r['ours_h2'])} "
-            f"| {_ratio(r['aa_torch'], r['aa_kernel'])} |"
+            f"| {_ratio(r['aa_torch'], r['aa_kernel'])} | {r['sm_clock_mhz'] or ''} |"
         )
     summary = {
         "ours_vs_best_h3": geomean(
