@@ -43,25 +43,15 @@ while [ $# -gt 0 ]; do
     ensure_lib
     ;;
   tests)
-    ensure_lib
-    CUDA_L2_EXPLORER_TUNER_LIB=$(lib) timeout 420 python3 -m pytest -q -p no:cacheprovider tests/gpu \
-      >"$OUT/gpu_tests.txt" 2>&1
-    echo "tests: exit $? in $(( $(date +%s) - start )) s: $(tail -1 "$OUT/gpu_tests.txt")" | tee -a "$OUT/device.txt"
-    grep -E "^(FAILED|ERROR)" "$OUT/gpu_tests.txt" | head -20
-    ;;
-  validate)
-    ensure_lib
-    for timing in graph eager; do
-      python3 -m cuda_l2_explorer --db "$OUT/$timing.duckdb" --no-bundled bench --set $SET --library "$(lib)" \
-        --mnk "$MNK" --mode offline --timing $timing --json >"$OUT/$timing.json" 2>"$OUT/$timing.log"
-      echo "bench $timing: exit $? after $(( $(date +%s) - start )) s" | tee -a "$OUT/device.txt"
-      tail -2 "$OUT/$timing.log"
+    case " ${TESTS:-tuner} " in *tuner*) ensure_lib ;; esac
+    # File by file, most relevant first, so a slow file cannot hide the others' results.
+    for f in harness native_baselines faults tuner_tiny tuner_kernels tuner_search kernel_build export_device; do
+      [ -n "${TESTS:-}" ] && ! echo " $TESTS " | grep -q " $f " && continue
+      CUDA_L2_EXPLORER_TUNER_LIB=$(lib) timeout "${TEST_TIMEOUT:-240}" python3 -m pytest -q -rfE -p no:cacheprovider \
+        "tests/gpu/test_$f.py" >>"$OUT/gpu_tests.txt" 2>&1
+      echo "tests $f: exit $? at $(( $(date +%s) - start )) s: $(tail -1 "$OUT/gpu_tests.txt")" | tee -a "$OUT/device.txt"
     done
-    python3 benchmarks/make_evidence_set.py /tmp/sets $V3/configs.txt --aa >/dev/null
-    python3 -m cuda_l2_explorer --db "$OUT/aa.duckdb" --no-bundled bench --set /tmp/sets/aa-torch/h100_F32F16F16F32 \
-      --mnk "$MNK" --mode offline --baselines torch.matmul --json >"$OUT/aa.json" 2>"$OUT/aa.log"
-    echo "bench aa: exit $? after $(( $(date +%s) - start )) s" | tee -a "$OUT/device.txt"
-    tail -2 "$OUT/aa.log"
+    grep -E "^(FAILED|ERROR)" "$OUT/gpu_tests.txt" | head -20
     ;;
   probe)
     python3 $V3/isolated_probe.py >"$OUT/probe.json" 2>"$OUT/probe.log"
