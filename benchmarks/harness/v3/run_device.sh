@@ -53,6 +53,20 @@ while [ $# -gt 0 ]; do
     done
     grep -E "^(FAILED|ERROR)" "$OUT/gpu_tests.txt" | head -20
     ;;
+  validate)
+    ensure_lib
+    for timing in graph eager; do
+      python3 -m cuda_l2_explorer --db "$OUT/$timing.duckdb" --no-bundled bench --set $SET --library "$(lib)" \
+        --mnk "$MNK" --mode offline --timing $timing --json >"$OUT/$timing.json" 2>"$OUT/$timing.log"
+      echo "bench $timing: exit $? after $(( $(date +%s) - start )) s" | tee -a "$OUT/device.txt"
+      tail -2 "$OUT/$timing.log"
+    done
+    python3 benchmarks/make_evidence_set.py /tmp/sets $V3/configs.txt --aa >/dev/null
+    python3 -m cuda_l2_explorer --db "$OUT/aa.duckdb" --no-bundled bench --set /tmp/sets/aa-torch/h100_F32F16F16F32 \
+      --mnk "$MNK" --mode offline --baselines torch.matmul --json >"$OUT/aa.json" 2>"$OUT/aa.log"
+    echo "bench aa: exit $? after $(( $(date +%s) - start )) s" | tee -a "$OUT/device.txt"
+    tail -2 "$OUT/aa.log"
+    ;;
   probe)
     python3 $V3/isolated_probe.py >"$OUT/probe.json" 2>"$OUT/probe.log"
     echo "probe: exit $? in $(( $(date +%s) - start )) s" | tee -a "$OUT/device.txt"
