@@ -151,11 +151,7 @@ def _profile(torch, fn, sets) -> dict:
                 with record_function("l2x_call"):
                     fn(s)
             torch.cuda.synchronize()
-        with tempfile.TemporaryDirectory() as tmp:
-            path = os.path.join(tmp, "trace.json")
-            prof.export_chrome_trace(path)
-            with open(path) as f:
-                events = json.load(f).get("traceEvents", [])
+        events = trace_events(prof)
     except Exception as exc:
         print(f"audit: profiler unavailable: {exc}", file=sys.stderr)
         return {"ok": False}
@@ -166,7 +162,7 @@ def _profile(torch, fn, sets) -> dict:
         return any(lo <= ts <= hi for lo, hi in windows)
 
     gpu = [e for e in events if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
-    marker_ids = _correlations_in(events, "l2x_marker")
+    marker_ids = correlations_in(events, "l2x_marker")
     caller_stream = _caller_stream(gpu, marker_ids)
     runtime = [e for e in events if e.get("cat") in ("cuda_runtime", "cuda_driver") and inside(e)]
     foreign = [
@@ -183,6 +179,15 @@ def _profile(torch, fn, sets) -> dict:
     }
 
 
+def trace_events(prof) -> list[dict]:
+    """The events of a finished torch.profiler session (its Chrome trace)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "trace.json")
+        prof.export_chrome_trace(path)
+        with open(path) as f:
+            return json.load(f).get("traceEvents", [])
+
+
 def _windows(events: list[dict], range_name: str) -> list[tuple[float, float]]:
     """Host-side time ranges of a record_function (not its GPU-side annotation)."""
     return [
@@ -192,7 +197,7 @@ def _windows(events: list[dict], range_name: str) -> list[tuple[float, float]]:
     ]
 
 
-def _correlations_in(events: list[dict], range_name: str) -> set:
+def correlations_in(events: list[dict], range_name: str) -> set:
     """Correlation ids of the runtime launches made inside the named record_function ranges."""
     windows = _windows(events, range_name)
     return {

@@ -14,12 +14,11 @@ metric and never enters a geomean of device times.
 from __future__ import annotations
 
 import gc
-import json
 import math
-import os
-import tempfile
 import time
 from typing import Any
+
+from cuda_l2_explorer.importer.harness.audit import correlations_in, trace_events
 
 # Calls in one graph: a multiple of the rotation sets, at least this many, so that one replay
 # walks every set and the replay's own launch (~2-3 us) is spread over many calls.
@@ -144,25 +143,11 @@ def kernel_time_per_call(
                 for s in sets:
                     fn(s)
             torch.cuda.synchronize()
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "trace.json")
-        prof.export_chrome_trace(path)
-        with open(path) as f:
-            events = json.load(f).get("traceEvents", [])
+    events = trace_events(prof)
     gpu = [e for e in events if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
     out: dict[str, tuple[float, float]] = {}
     for name, label in ranges.items():
-        windows = [
-            (e["ts"], e["ts"] + e.get("dur", 0))
-            for e in events
-            if e.get("name") == label and e.get("cat") == "user_annotation"
-        ]
-        launches = {
-            e.get("args", {}).get("correlation")
-            for e in events
-            if e.get("cat") in ("cuda_runtime", "cuda_driver")
-            and any(lo <= e.get("ts", -1) <= hi for lo, hi in windows)
-        } - {None}
+        launches = correlations_in(events, label)
         ops = [e.get("dur", 0) for e in gpu if e.get("args", {}).get("correlation") in launches]
         if sum(ops) > 0:
             out[name] = (sum(ops) / 1e6 / calls, len(ops) / calls)
