@@ -94,11 +94,7 @@ def audit(torch, fn: Callable, next_inputs: Callable[[], Any], calls: int = 5) -
     torch.cuda.synchronize()
     # Threads and allocations are counted on plain calls: the profiler starts threads of its own.
     threads_before = set(os.listdir("/proc/self/task"))
-    allocs_before = torch.cuda.memory_stats().get("allocation.all.allocated", 0)
-    for s in sets:
-        fn(s)
-    torch.cuda.synchronize()
-    allocs = torch.cuda.memory_stats().get("allocation.all.allocated", 0) - allocs_before
+    allocs = _torch_allocations(torch, fn, sets)
     new_threads = len(set(os.listdir("/proc/self/task")) - threads_before)
     trace = _profile(torch, fn, sets)
     blocked = _blocks_behind_sleep(torch, fn, next_inputs())
@@ -123,18 +119,22 @@ def capture_blockers(torch, fn: Callable, next_inputs: Callable[[], Any], calls:
     user calls. Both are seen on plain calls, before any profiler runs (it must not be live
     while we measure); side streams are caught by the capture itself or by the audit.
     """
-    sets = [next_inputs() for _ in range(calls)]
-    torch.cuda.synchronize()
-    before = torch.cuda.memory_stats().get("allocation.all.allocated", 0)
-    for s in sets:
-        fn(s)
-    torch.cuda.synchronize()
-    allocations = torch.cuda.memory_stats().get("allocation.all.allocated", 0) - before
+    allocations = _torch_allocations(torch, fn, [next_inputs() for _ in range(calls)])
     if allocations >= calls:
         return f"allocates on every call ({allocations} allocations in {calls} calls)"
     if _blocks_behind_sleep(torch, fn, next_inputs()):
         return "synchronises the device on every call"
     return None
+
+
+def _torch_allocations(torch, fn: Callable, sets: list) -> int:
+    """Allocations torch's caching allocator served while ``fn`` ran once per input set."""
+    torch.cuda.synchronize()
+    before = torch.cuda.memory_stats().get("allocation.all.allocated", 0)
+    for s in sets:
+        fn(s)
+    torch.cuda.synchronize()
+    return torch.cuda.memory_stats().get("allocation.all.allocated", 0) - before
 
 
 def _profile(torch, fn, sets) -> dict:

@@ -343,6 +343,10 @@ def autotune(
     }
 
 
+# Eager calls per implementation that CUPTI's cross-check averages over.
+CUPTI_CALLS = 4
+
+
 def offline_backend(
     torch,
     impls: Implementations,
@@ -477,7 +481,7 @@ def run_config(
     if isinstance(backend, GraphBackend):
         # After the timing, as the audit: CUPTI must not be live while we measure.
         progress("cross-checking with CUPTI")
-        kernel_times = kernel_time_per_call(torch, impls, names)
+        kernel_times = kernel_time_per_call(torch, impls, names, CUPTI_CALLS)
         for name in names:
             findings += _timing_findings(backend, name, samples[name].device, kernel_times.get(name))
     if "kernel" in impls.fns:
@@ -500,15 +504,16 @@ def run_config(
             t = tuning[name.rsplit("-", 1)[1]]
             base["message"] = f"algorithm {t['chosen']} of {t['candidates']} heuristic candidates"
         s = samples[name]
+        # (metric, per-sample values, unit, calls each sample spans)
         series = [
-            (_per_call_metric(backend, name, settings), s.device, "s"),
-            ("isolated_call", s.isolated, "s"),
-            ("host_latency", s.host, "s"),
-            ("reference_tflops", [flops / h / 1e12 for h in s.host], "TFLOP/s"),
+            (_per_call_metric(backend, name, settings), s.device, "s", s.calls_per_sample),
+            ("isolated_call", s.isolated, "s", 1),
+            ("host_latency", s.host, "s", 1),
+            ("reference_tflops", [flops / h / 1e12 for h in s.host], "TFLOP/s", 1),
         ]
         if name in kernel_times:
-            series.append(("cupti_kernel_time", [kernel_times[name][0]], "s"))
-        for metric, values, unit in series:
+            series.append(("cupti_kernel_time", [kernel_times[name][0]], "s", CUPTI_CALLS))
+        for metric, values, unit, calls in series:
             if not values:
                 continue
             stats = summarize(values)
@@ -518,7 +523,7 @@ def run_config(
                     "metric": metric,
                     "unit": unit,
                     "n_samples": stats.n,
-                    "calls_per_sample": s.calls_per_sample if unit == "s" and values is s.device else 1,
+                    "calls_per_sample": calls,
                     "median": stats.median,
                     "p10": stats.p10,
                     "p90": stats.p90,
