@@ -119,7 +119,7 @@ def stats(store: Store, filters: Filters, baselines: tuple[str, ...] | None = No
     order = "CASE baseline " + " ".join(f"WHEN '{b}' THEN {i}" for i, b in enumerate(REPORT_ORDER)) + " END"
     return store.query(
         f"""
-        SELECT set_id, gpu, accumulator, mode, source, baseline,
+        SELECT set_id, gpu, accumulator, mode, source, metric, harness, baseline,
                count(*) AS configs,
                exp(avg(ln(speedup))) AS geomean,
                avg(speedup) AS mean,
@@ -128,8 +128,8 @@ def stats(store: Store, filters: Filters, baselines: tuple[str, ...] | None = No
                min(speedup) AS min,
                max(speedup) AS max
         FROM speedups WHERE {where}
-        GROUP BY set_id, gpu, accumulator, mode, source, baseline
-        ORDER BY set_id, gpu, mode, source, {order}
+        GROUP BY set_id, gpu, accumulator, mode, source, metric, harness, baseline
+        ORDER BY set_id, gpu, mode, source, harness, {order}
         """,
         params,
     )
@@ -155,12 +155,17 @@ def runs(store: Store, filters: Filters, kind: str | None = None) -> pl.DataFram
             SELECT r.run_id, count(DISTINCT (p.m, p.n, p.k)) FROM all_runs r
             JOIN all_published_speedups p ON p.set_id = r.set_id AND p.mode = r.mode
             WHERE r.kind = 'published' GROUP BY r.run_id
+        ),
+        metrics AS (
+            SELECT run_id, string_agg(DISTINCT metric, ',' ORDER BY metric) AS metrics
+            FROM all_measurements GROUP BY run_id
         )
         SELECT r.run_id, r.kind, r.set_id, r.gpu, r.mode, r.status,
                strftime(r.started_at, '%Y-%m-%d %H:%M') AS started,
                strftime(r.finished_at, '%Y-%m-%d %H:%M') AS finished,
                coalesce(d.configs, 0) AS configs,
                json_extract_string(r.params, '$.harness_version') AS harness,
+               CASE WHEN r.kind = 'published' THEN 'published' ELSE mt.metrics END AS metrics,
                json_extract_string(r.params, '$.protocol.samples')::INTEGER AS samples,
                CASE WHEN r.mode = 'server'
                     THEN json_extract_string(r.params, '$.protocol.target_qps')::DOUBLE END AS target_qps,
@@ -168,7 +173,7 @@ def runs(store: Store, filters: Filters, kind: str | None = None) -> pl.DataFram
                r.gpu_name, r.sm_count, r.l2_bytes, r.clock_start_mhz, r.clock_end_mhz,
                r.driver, r.cuda, r.cublas, r.torch, r.cutlass, r.tool_version,
                r.command_line AS command, r.source, r.bundled
-        FROM all_runs r LEFT JOIN done d USING (run_id)
+        FROM all_runs r LEFT JOIN done d USING (run_id) LEFT JOIN metrics mt USING (run_id)
         WHERE {where}
         ORDER BY r.started_at DESC, r.run_id
         """,
@@ -347,7 +352,7 @@ def stats_by_regime(store: Store, filters: Filters, baseline: str = BEST) -> pl.
         raise UsageError(f"unknown baseline {baseline!r}; known: {', '.join(REPORT_ORDER)}")
     where, params = filters.where()
     frame = store.query(
-        f"SELECT set_id, gpu, mode, source, m, n, k, speedup, outcome FROM speedups "
+        f"SELECT set_id, gpu, mode, source, metric, harness, m, n, k, speedup, outcome FROM speedups "
         f"WHERE {where} AND baseline = ?",
         [*params, baseline],
     )
@@ -357,7 +362,7 @@ def stats_by_regime(store: Store, filters: Filters, baseline: str = BEST) -> pl.
     order = {r: i for i, r in enumerate(REGIMES)}
     return (
         frame.with_columns(pl.Series("regime", regimes))
-        .group_by("set_id", "gpu", "mode", "source", "regime")
+        .group_by("set_id", "gpu", "mode", "source", "metric", "harness", "regime")
         .agg(
             pl.len().alias("configs"),
             pl.col("speedup").log().mean().exp().alias("geomean"),
@@ -383,6 +388,34 @@ def done_configs(store: Store, run_id: str) -> set[Shape]:
     """The configs of a run that are finished (have a run_configs row)."""
     rows = store.con.execute("SELECT m, n, k FROM main.run_configs WHERE run_id = ?", [run_id]).fetchall()
     return {Shape(*r) for r in rows}
+
+
+def autotune_choices(
+    store: Store, gpu: str, accumulator: str, cublas: str | None, l2: str
+) -> dict[Shape, dict[str, int]]:
+    """Per config, the cuBLASLt auto-tuning algorithm (heuristic index per layout) that the latest
+    harness-3 offline run on this GPU chose, under the same cuBLAS, accumulator and L2 state:
+    server mode keeps it instead of tuning again (the index names the same algorithm only there)."""
+    rows = store.con.execute(
+        """SELECT c.m, c.n, c.k,
+                  TRY_CAST(json_extract_string(c.details, '$.autotune.nn.chosen') AS INTEGER),
+                  TRY_CAST(json_extract_string(c.details, '$.autotune.tn.chosen') AS INTEGER)
+           FROM main.run_configs c JOIN main.runs r USING (run_id)
+           WHERE r.kind = 'bench' AND r.mode = 'offline' AND r.gpu = ? AND c.status = 'done'
+             AND r.cublas IS NOT DISTINCT FROM ?
+             AND json_extract_string(r.params, '$.harness_version') = '3'
+             AND json_extract_string(r.params, '$.protocol.timing') = 'graph'
+             AND json_extract_string(r.params, '$.accumulator') = ?
+             AND json_extract_string(r.params, '$.l2') = ?
+           ORDER BY r.started_at, c.finished_at""",
+        [gpu, cublas, accumulator, l2],
+    ).fetchall()
+    choices: dict[Shape, dict[str, int]] = {}
+    for m, n, k, nn, tn in rows:  # later runs overwrite earlier ones
+        chosen = {layout: idx for layout, idx in (("nn", nn), ("tn", tn)) if idx is not None}
+        if chosen:
+            choices[Shape(m, n, k)] = chosen
+    return choices
 
 
 def resumable_run(

@@ -268,6 +268,23 @@ MIGRATIONS.append(
     )
 )
 
+# Harnesses 1 and 2 timed offline "device time" as R calls issued from Python between two events,
+# and server mode as one host-issued call between events: both include Python's issue cost, so
+# their rows are issue-bound times (SPEC §7), never device time. Harness 3 rows keep their names.
+_ISSUE_BOUND_RUNS = """SELECT run_id FROM runs WHERE kind IN ('bench', 'tune')
+    AND json_extract_string(params, '$.harness_version') IN ('1', '2')"""
+MIGRATIONS.append(
+    (
+        5,
+        "harness 1/2 rows relabelled: their device_time was issue-bound time",
+        [
+            f"UPDATE {table} SET metric = 'issue_bound_time' "
+            f"WHERE metric = 'device_time' AND run_id IN ({_ISSUE_BOUND_RUNS})"
+            for table in ("samples", "measurements")
+        ],
+    )
+)
+
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
 # Tables whose rows the bundled dataset carries, in dependency order.

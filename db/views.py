@@ -1,11 +1,15 @@
 """Derived TEMP views over the ``all_<table>`` views: speedups in one long table.
 
 ``speedups`` has one row per (set, GPU, mode, config, baseline) from either source:
-published CSVs (SPEC §5) or measured runs (SPEC §7, device time, unpadded, status ok). Besides
-the SPEC §6 baselines it carries the derived ``<family>-max`` (the faster layout) and
-``best-baseline`` (the fastest of all seven). ``outcome`` says win / loss / same: for measured
-rows a win needs the kernel's p90 below the baseline's p10 (outside the run-to-run spread); the
-published files carry no spread, so there any ratio above 1.000 counts as a win.
+published CSVs (SPEC §5) or measured runs (SPEC §7, unpadded, status ok). Besides the SPEC §6
+baselines it carries the derived ``<family>-max`` (the faster layout) and ``best-baseline`` (the
+fastest of all seven). Each row names its ``metric``: measured offline rows divide device times
+(graph replay), measured server rows isolated-call latencies, and published rows are the
+reference system's own ratios (its host timing, metric ``published``). Rows of other metrics
+(harness 1/2's issue-bound times) never enter it. ``outcome`` says win / loss / same: for
+measured rows a win needs the kernel's p90 below the baseline's p10 (outside the run-to-run
+spread), and ``speedup_lo``/``speedup_hi`` bound the ratio by the samples' p10/p90; the published
+files carry no spread, so there any ratio above 1.000 counts as a win.
 """
 
 from __future__ import annotations
@@ -56,6 +60,10 @@ REPORT_ORDER: tuple[str, ...] = (
 _BASELINE_LIST = ", ".join(f"'{b}'" for b in BASELINES)
 
 _OUTCOME_PUBLISHED = "CASE WHEN speedup > 1 THEN 'win' WHEN speedup < 1 THEN 'loss' ELSE 'same' END"
+# The metric a measured speedup divides, per mode (SPEC §7): offline device time, server the
+# isolated call each arrival makes.
+HEADLINE_METRIC = {"offline": "device_time", "server": "isolated_call"}
+_MODE_METRIC = "CASE r.mode WHEN 'server' THEN 'isolated_call' ELSE 'device_time' END"
 
 DERIVED_VIEWS: list[str] = [
     f"""CREATE OR REPLACE TEMP VIEW published_long AS
@@ -66,16 +74,18 @@ DERIVED_VIEWS: list[str] = [
         FROM all_published_speedups p JOIN all_kernel_sets s USING (set_id)
         WHERE p.baseline NOT LIKE '%-max'
         GROUP BY p.set_id, s.gpu, p.mode, p.m, p.n, p.k""",
-    """CREATE OR REPLACE TEMP VIEW measured_times AS
+    f"""CREATE OR REPLACE TEMP VIEW measured_times AS
         SELECT r.set_id, r.gpu, r.mode, r.run_id, x.m, x.n, x.k, x.implementation, x.padded,
-               x.median, x.p10, x.p90
+               x.median, x.p10, x.p90, x.metric
         FROM all_measurements x JOIN all_runs r USING (run_id)
-        WHERE x.metric = 'device_time' AND x.status = 'ok' AND r.kind IN ('bench', 'tune')""",
+        WHERE x.metric = {_MODE_METRIC} AND x.status = 'ok' AND r.kind IN ('bench', 'tune')
+          -- an older store read without migrating (v5) still holds harness 1/2 rows so named
+          AND coalesce(json_extract_string(r.params, '$.harness_version'), '') NOT IN ('1', '2')""",
     f"""CREATE OR REPLACE TEMP VIEW measured_baselines AS
-        SELECT set_id, gpu, mode, run_id, m, n, k, implementation AS baseline, median, p10, p90
+        SELECT set_id, gpu, mode, run_id, metric, m, n, k, implementation AS baseline, median, p10, p90
         FROM measured_times WHERE implementation IN ({_BASELINE_LIST}) AND NOT padded
         UNION ALL
-        SELECT set_id, gpu, mode, run_id, m, n, k,
+        SELECT set_id, gpu, mode, run_id, metric, m, n, k,
                regexp_replace(implementation, '-(nn|tn)$', '-max') AS baseline,
                min(median), arg_min(p10, {{'median': median, 'impl': implementation}}),
                arg_min(p90, {{'median': median, 'impl': implementation}})
@@ -84,27 +94,29 @@ DERIVED_VIEWS: list[str] = [
           AND regexp_matches(implementation, '-(nn|tn)$')
         GROUP BY ALL
         UNION ALL
-        SELECT set_id, gpu, mode, run_id, m, n, k, '{BEST}',
+        SELECT set_id, gpu, mode, run_id, metric, m, n, k, '{BEST}',
                min(median), arg_min(p10, {{'median': median, 'impl': implementation}}),
                arg_min(p90, {{'median': median, 'impl': implementation}})
         FROM measured_times WHERE implementation IN ({_BASELINE_LIST}) AND NOT padded
-        GROUP BY set_id, gpu, mode, run_id, m, n, k""",
+        GROUP BY set_id, gpu, mode, run_id, metric, m, n, k""",
     """CREATE OR REPLACE TEMP VIEW measured_long AS
-        SELECT b.set_id, b.gpu, b.mode, b.m, b.n, b.k, b.baseline,
-               b.median / t.median AS speedup,
+        SELECT b.set_id, b.gpu, b.mode, b.metric, b.m, b.n, b.k, b.baseline,
+               b.median / t.median AS speedup, b.p10 / t.p90 AS speedup_lo, b.p90 / t.p10 AS speedup_hi,
                CASE WHEN t.p90 < b.p10 THEN 'win' WHEN t.p10 > b.p90 THEN 'loss' ELSE 'same' END
                    AS outcome,
                b.run_id, t.median AS kernel_s, b.median AS baseline_s
         FROM measured_baselines b JOIN measured_times t
           ON t.run_id = b.run_id AND t.m = b.m AND t.n = b.n AND t.k = b.k
-         AND t.implementation = 'kernel' AND NOT t.padded""",
+         AND t.metric = b.metric AND t.implementation = 'kernel' AND NOT t.padded""",
     f"""CREATE OR REPLACE TEMP VIEW speedups AS
         SELECT x.set_id, s.name AS set_name, s.accumulator, x.gpu, x.mode, x.m, x.n, x.k,
                x.baseline, x.speedup, {_OUTCOME_PUBLISHED} AS outcome, 'published' AS source,
-               x.run_id, NULL::DOUBLE AS kernel_s, NULL::DOUBLE AS baseline_s
+               x.run_id, NULL::DOUBLE AS kernel_s, NULL::DOUBLE AS baseline_s, 'published' AS metric,
+               NULL::DOUBLE AS speedup_lo, NULL::DOUBLE AS speedup_hi, NULL::TEXT AS harness
         FROM published_long x JOIN all_kernel_sets s USING (set_id)
         UNION ALL
         SELECT x.set_id, s.name, s.accumulator, x.gpu, x.mode, x.m, x.n, x.k, x.baseline,
-               x.speedup, x.outcome, 'measured', x.run_id, x.kernel_s, x.baseline_s
-        FROM measured_long x JOIN all_kernel_sets s USING (set_id)""",
+               x.speedup, x.outcome, 'measured', x.run_id, x.kernel_s, x.baseline_s, x.metric,
+               x.speedup_lo, x.speedup_hi, json_extract_string(r.params, '$.harness_version')
+        FROM measured_long x JOIN all_kernel_sets s USING (set_id) JOIN all_runs r USING (run_id)""",
 ]

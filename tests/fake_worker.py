@@ -97,7 +97,7 @@ for line in sys.stdin:
         rows.append(
             {
                 "implementation": name,
-                "metric": "device_time",
+                "metric": "isolated_call" if job["protocol"]["mode"] == "server" else "device_time",
                 "padded": False,
                 "unit": "s",
                 "n_samples": 3,
@@ -124,7 +124,13 @@ for line in sys.stdin:
             "k": k,
             "rows": rows,
             "audit": [],
-            "info": {"seconds": 0.01, "rotation_sets": 2},
+            "info": {
+                "seconds": 0.01,
+                "rotation_sets": 2,
+                # As the real worker: the auto-tuning choice offline, the reused one in server mode.
+                "autotune": {"nn": {"chosen": 3 + m % 5}} if job["protocol"]["mode"] == "offline" else {},
+                "lt_choices": job.get("lt_choices"),
+            },
         }
     )
     if os.environ.get("FAKE_WORKER_LOG"):

@@ -137,6 +137,50 @@ def test_resume_redoes_only_what_is_missing(db_path):
     assert status == "complete" and dupes == 0
 
 
+def test_time_budget_stops_starting_configs_and_the_run_resumes(db_path, monkeypatch):
+    """--time-budget: configs in flight finish, no new one starts, the run is left resumable."""
+    monkeypatch.setenv("FAKE_WORKER_DELAY", "0.4")
+    shapes = [Shape(64 * i, 64, 64) for i in range(1, 7)]
+    plan = _plan(shapes)
+    plan.time_budget_s = 0.5
+    with Store.open(db_path) as store:
+        _set_row(store)
+    run_id, summary = runner.run_plan(_opener(db_path), plan, "test")
+    assert summary["status"] == "interrupted" and 1 <= summary["measured_now"] < len(shapes)
+    monkeypatch.setenv("FAKE_WORKER_DELAY", "0")
+    with Store.open(db_path) as store:
+        found = runner.find_resumable(store, None, "planted/h100_F32F16F16F32", "offline")
+    assert found[0] == run_id
+    plan.time_budget_s = None
+    _, summary = runner.run_plan(_opener(db_path), plan, "test", resume=found)
+    assert summary["status"] == "complete"
+    with Store.open(db_path) as store:
+        assert store.scalar("SELECT count(*) FROM run_configs WHERE run_id = ?", [run_id]) == len(shapes)
+
+
+def test_server_mode_keeps_the_offline_auto_tuning_choice(db_path):
+    """SPEC §6 auto-tuning is done once, offline; a server run on the same GPU reuses its choice
+    (the job carries it) and its rows are isolated-call latencies, compared as such."""
+    shapes = [Shape(64, 64, 64), Shape(128, 64, 64)]
+    offline = _plan(shapes[:1])
+    offline.baselines = ("cuBLASLt-auto-tuning-nn", "cuBLAS-nn")
+    server = _plan(shapes)
+    server.baselines = offline.baselines
+    server.settings = ProtocolSettings(mode="server", samples=3)
+    with Store.open(db_path) as store:
+        _set_row(store)
+    runner.run_plan(_opener(db_path), offline, "test")
+    run_id, summary = runner.run_plan(_opener(db_path), server, "test")
+    with Store.open(db_path) as store:
+        details = {
+            r["m"]: json.loads(r["details"])
+            for r in store.query("SELECT m, details FROM run_configs WHERE run_id = ?", [run_id]).to_dicts()
+        }
+        metrics = store.query("SELECT DISTINCT metric FROM speedups WHERE mode = 'server'")["metric"]
+    assert details[64]["lt_choices"] == {"nn": 3 + 64 % 5} and details[128]["lt_choices"] is None
+    assert summary["autotune_reused"] == 1 and metrics.to_list() == ["isolated_call"]
+
+
 def test_kill_9_then_resume_loses_nothing(db_path, tmp_path):
     """SIGKILL the parent mid-run; --resume finishes it with no loss and no duplicates."""
     script = tmp_path / "run.py"

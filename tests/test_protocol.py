@@ -14,6 +14,7 @@ from cuda_l2_explorer.importer.harness.protocol import (
     rotation_sets,
     round_orders,
     server_gaps,
+    spread_rounds,
     summarize,
 )
 from hypothesis import given
@@ -139,17 +140,46 @@ def test_timing_must_be_graph_or_eager():
 
 
 def test_server_measurement_sleeps_before_every_call():
+    """Each arrival: a gap, then the host latency of one call and one isolated call (its device
+    figure, the events' floor included); no back-to-back "device time" is claimed."""
     backend = FakeBackend({"kernel": 1e-5, "torch.matmul": 2e-5})
     result = measure(backend, ["kernel", "torch.matmul"], ProtocolSettings(mode="server", samples=10, seed=5))
     assert len(backend.slept) == 20
-    assert result["torch.matmul"].device == [2e-5] * 10
+    assert result["torch.matmul"].device == []
+    assert result["torch.matmul"].isolated == [pytest.approx(2.3e-5)] * 10
     assert result["kernel"].host == [pytest.approx(3e-5)] * 10
+    timed = [kind for kind, _impl, _calls in backend.log if kind != "offline"]
+    assert timed == ["single", "isolated"] * 20  # one pair per arrival
+
+
+def test_long_samples_are_capped_by_the_budget_and_spread_over_rounds():
+    """A 20 ms sample (a large GEMM) takes min_samples samples, spread over the rounds; a tiny
+    one takes every round. Latencies are taken in latency_samples rounds."""
+    backend = FakeBackend({"big": 20e-3, "tiny": 2e-6})
+    settings = ProtocolSettings(
+        samples=15, warmup_s=0.0, min_samples=5, sample_budget_s=0.1, latency_samples=7
+    )
+    result = measure(backend, ["big", "tiny"], settings)
+    assert len(result["big"].device) == 5 and len(result["tiny"].device) == 15
+    assert len(result["big"].isolated) == 5 and len(result["tiny"].isolated) == 7
+    assert len(result["tiny"].host) == 7
+    big_rounds = [i for i, (kind, impl, _c) in enumerate(backend.log) if kind == "offline" and impl == "big"]
+    assert len(big_rounds) == 2 + 5  # two warm-up units, then five samples
+    assert settings.samples_for(0.05) == 5 and settings.samples_for(1e-3) == 15
+    assert spread_rounds(5, 15) == {0, 3, 6, 9, 12} and spread_rounds(20, 15) == set(range(15))
+
+
+def test_only_the_first_implementation_warms_the_clocks():
+    backend = FakeBackend({"a": 1e-3, "b": 1e-3})
+    measure(backend, ["a", "b"], ProtocolSettings(samples=1, warmup_s=0.01))
+    warm = [impl for kind, impl, _c in backend.log if kind == "offline"][:-2]
+    assert warm.count("a") == 10 and warm.count("b") == 2
 
 
 def test_interleaving_changes_between_rounds():
     backend = FakeBackend({name: 1e-3 for name in "abcdef"})
     measure(backend, list("abcdef"), ProtocolSettings(samples=10, warmup_s=0.0, seed=2))
-    measured = [impl for kind, impl, calls in backend.log if kind == "offline"][6 * 3 :]  # after warm-up
+    measured = [impl for kind, impl, calls in backend.log if kind == "offline"][6 * 2 :]  # after warm-up
     rounds = [tuple(measured[i : i + 6]) for i in range(0, 60, 6)]
     assert all(sorted(r) == list("abcdef") for r in rounds)
     assert len(set(rounds)) > 3

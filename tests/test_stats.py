@@ -43,7 +43,8 @@ def test_stats_filters_and_csv(cli, loaded_db):
     )
     assert result.code == 0, result.err
     lines = result.out.strip().splitlines()
-    assert lines[0].startswith("set_id,gpu,accumulator,mode,source,baseline,configs,geomean,mean")
+    assert lines[0].startswith("set_id,gpu,accumulator,mode,source,metric,harness,baseline,configs,geomean")
+    assert all(",published,," in line for line in lines[1:])  # the reference system's own ratios
     assert len(lines) == 3  # offline and server
     assert {line.split(",")[3] for line in lines[1:]} == {"offline", "server"}
 

@@ -28,7 +28,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_shape_choice(p, "configs to measure, e.g. 64_64_64,4096_4096_4096")
     p.add_argument("--mode", choices=("offline", "server"), default="offline")
     p.add_argument("--target-qps", type=float, default=100.0, metavar="Q", help="server mode arrival rate")
-    p.add_argument("--warmup-s", type=float, default=0.02, metavar="S", help="warm-up per implementation")
+    p.add_argument(
+        "--warmup-s",
+        type=float,
+        default=0.02,
+        metavar="S",
+        help="clock warm-up per config (each implementation also runs two warm-up units)",
+    )
     p.add_argument("--samples", type=int, default=None, metavar="S", help="samples (offline 15, server 20)")
     p.add_argument(
         "--baselines", default=",".join(_all_baselines()), metavar="B,...", help="baselines to run"
@@ -43,6 +49,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="continue an interrupted run (the latest of this set and mode by default)",
     )
     p.add_argument("--timeout", type=float, default=300.0, metavar="S", help="per-config limit (default 300)")
+    p.add_argument(
+        "--time-budget",
+        type=float,
+        default=None,
+        metavar="S",
+        help="start no new config after S seconds; the run stays resumable (--resume)",
+    )
     p.add_argument("--warm-l2", action="store_true", help="no input rotation: warm-L2 figures, labelled")
     p.add_argument(
         "--timing",
@@ -80,6 +93,7 @@ def run(args: argparse.Namespace) -> int:
         gpus=args.gpus,
         resume=args.resume,
         timeout_s=args.timeout,
+        time_budget_s=args.time_budget,
         warm_l2=args.warm_l2,
         timing=args.timing,
         seed=args.seed,

@@ -70,6 +70,7 @@ class BenchRequest:
     gpus: str = "0"  # "all" or "0,1"
     resume: str | None = None  # a run id, or "latest" (of this set and mode)
     timeout_s: float = 300.0  # per config
+    time_budget_s: float | None = None  # start no new config after this long (resumable)
     warm_l2: bool = False
     timing: str = "graph"  # offline: "graph" (device time) or "eager" (issue-bound, harness 2's way)
     seed: int = 0
@@ -91,6 +92,8 @@ def _settings(request: BenchRequest):
     samples = r.samples if r.samples is not None else (15 if r.mode == "offline" else 20)
     if samples < 1 or r.warmup_s < 0 or r.target_qps <= 0 or r.timeout_s <= 0:
         raise UsageError("--samples >= 1, --warmup-s >= 0, --target-qps > 0 and --timeout > 0 are required")
+    if r.time_budget_s is not None and r.time_budget_s <= 0:
+        raise UsageError("--time-budget must be positive")
     try:
         return ProtocolSettings(
             mode=r.mode,
@@ -177,6 +180,7 @@ def run_bench(request: BenchRequest, feedback: Feedback = SILENT) -> BenchRun:
         kernels=kernels,
         gpus=gpus,
         timeout_s=request.timeout_s,
+        time_budget_s=request.time_budget_s,
         l2="warm" if request.warm_l2 else "cold",
         cutlass=cutlass_of(scan) if kernels else None,
     )
@@ -242,6 +246,7 @@ def _run_manifest_set(
         kernels=library_entries(manifest, library, shapes),
         gpus=gpus,
         timeout_s=request.timeout_s,
+        time_budget_s=request.time_budget_s,
         l2="warm" if request.warm_l2 else "cold",
         cutlass=library_cutlass_version(library),
         worker=TUNER_WORKER,

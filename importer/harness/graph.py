@@ -21,8 +21,11 @@ from typing import Any
 from cuda_l2_explorer.importer.harness.audit import correlations_in, trace_events
 
 # Calls in one graph: a multiple of the rotation sets, at least this many, so that one replay
-# walks every set and the replay's own launch (~2-3 us) is spread over many calls.
+# walks every set and the replay's own launch (~2-3 us) is spread over many calls. A call whose
+# physical floor is above LONG_CALL_S hides the replay's launch by itself: its graph holds one
+# call per set (a 16384^3 graph of 8 calls would cost 100 ms a replay).
 MIN_CALLS_PER_GRAPH = 8
+LONG_CALL_S = 20e-6
 # SPEC §7: graph-replay and CUPTI kernel time disagreeing by more than this flags the row.
 CROSS_CHECK_TOLERANCE = 0.05
 # Back to back in a graph, each kernel node also costs its launch gap, which CUPTI's kernel
@@ -30,6 +33,11 @@ CROSS_CHECK_TOLERANCE = 0.05
 # a call for cuBLAS's one or two kernels. A graph slower than CUPTI's sum by more than 5% plus
 # this per kernel, or faster than it by more than 5% (work the graph did not time), is flagged.
 GRAPH_NODE_GAP_S = 0.5e-6
+
+
+def calls_per_graph_at_least(floor_s: float) -> int:
+    """The fewest calls a graph holds for a call whose physical floor is ``floor_s``."""
+    return 1 if floor_s >= LONG_CALL_S else MIN_CALLS_PER_GRAPH
 
 
 def first_line(exc: BaseException) -> str:
@@ -46,12 +54,12 @@ class GraphBackend:
     latency (device, events' floor included) and the host latency (to the end of a synchronize).
     """
 
-    def __init__(self, torch: Any, impls: Any, eager: Any) -> None:
+    def __init__(self, torch: Any, impls: Any, eager: Any, floor_s: float = 0.0) -> None:
         self.torch = torch
         self.impls = impls
         self.eager = eager
         sets = impls.inputs.count
-        self.calls_per_graph = sets * math.ceil(MIN_CALLS_PER_GRAPH / sets)
+        self.calls_per_graph = sets * math.ceil(calls_per_graph_at_least(floor_s) / sets)
         self.graphs: dict[str, Any] = {}
         self.not_capturable: dict[str, str] = {}
         self.pool = torch.cuda.graph_pool_handle()

@@ -42,6 +42,7 @@ class BenchPlan:
     kernels: dict[Shape, KernelEntry] = field(default_factory=dict)
     gpus: list[int] = field(default_factory=lambda: [0])
     timeout_s: float = 300.0
+    time_budget_s: float | None = None  # no new config starts after this long; resumable
     l2: str = "cold"
     # The run's kind in the store: 'bench' measures kernels and baselines; another kind (the
     # tuner's 'tune') sends jobs of kind `job` with the fields `job_fields` to `worker`.
@@ -50,6 +51,9 @@ class BenchPlan:
     job_fields: dict[str, Any] = field(default_factory=dict)
     worker: str = WORKER_MODULE
     cutlass: str | None = None  # the CUTLASS version the kernels were built with (provenance)
+    # Server mode: per config, the cuBLASLt auto-tuning choice of an earlier offline run, kept
+    # instead of tuning again (the runner fills it from the store; see reads.autotune_choices).
+    lt_choices: dict[Shape, dict[str, int]] = field(default_factory=dict)
 
     def params(self) -> dict[str, Any]:
         """The plan as the run's ``params`` record (with the harness version)."""
@@ -61,6 +65,7 @@ class BenchPlan:
             "l2": self.l2,
             "gpus": self.gpus,
             "timeout_s": self.timeout_s,
+            "time_budget_s": self.time_budget_s,
             "workspace_bytes": 32 << 20,
             "accumulator": self.accumulator,
             "kernels": {str(s): asdict(e) for s, e in self.kernels.items()},
@@ -86,4 +91,5 @@ def job_for(plan: BenchPlan, shape: Shape, with_kernel: bool) -> dict[str, Any]:
         "kernel_module": entry.module if entry else None,
         "kernel_library": entry.library if entry else None,
         "pad_shape": list(entry.pad_shape) if entry and entry.pad_shape and entry.module else None,
+        "lt_choices": plan.lt_choices.get(shape),
     }

@@ -17,7 +17,8 @@ from typing import Protocol
 # Recorded with every run; bump when how a figure is measured changes.
 # 2: the launcher audit runs after the timing, and CUPTI is torn down after it.
 # 3: offline device time is CUDA-graph replay (R calls in one graph), not R calls issued from
-#    Python; the isolated call and CUPTI's kernel time are stored beside it.
+#    Python; the isolated call and CUPTI's kernel time are stored beside it; server mode stores
+#    each call's isolated-call latency and host latency (no "device time" of a lone call).
 HARNESS_VERSION = "3"
 
 # How an offline sample is timed. "graph": R calls captured into one CUDA graph, replayed between
@@ -149,6 +150,13 @@ class ProtocolSettings:
     target_qps: float = 100.0
     seed: int = 0
     timing: str = "graph"
+    # Offline: an implementation whose sample is long (a large GEMM) takes only as many samples
+    # as fit in ``sample_budget_s`` of GPU time, never fewer than ``min_samples``; a tiny one
+    # takes all ``samples``. The isolated-call and host latencies, secondary figures that cost
+    # a synchronize each, are taken in ``latency_samples`` of the rounds (0: not at all).
+    min_samples: int = 5
+    sample_budget_s: float = 0.1
+    latency_samples: int = 7
 
     def __post_init__(self) -> None:
         if self.mode not in ("offline", "server"):
@@ -157,16 +165,25 @@ class ProtocolSettings:
             raise ValueError(f"timing must be one of {', '.join(TIMINGS)}, not {self.timing!r}")
         if self.samples < 1 or self.warmup_s < 0 or self.target_qps <= 0:
             raise ValueError("samples >= 1, warmup_s >= 0 and target_qps > 0 are required")
+        if self.min_samples < 1 or self.sample_budget_s < 0 or self.latency_samples < 0:
+            raise ValueError("min_samples >= 1, sample_budget_s >= 0 and latency_samples >= 0 are required")
+
+    def samples_for(self, sample_s: float) -> int:
+        """Offline samples of an implementation whose sample takes ``sample_s`` of GPU time."""
+        if sample_s <= 0 or not math.isfinite(sample_s):
+            return self.samples
+        fit = math.floor(self.sample_budget_s / sample_s)
+        return min(self.samples, max(self.min_samples, fit))
 
 
 @dataclass
 class ImplSamples:
     """Per-call samples of one implementation, in seconds.
 
-    ``device``: offline, per-call time of R back-to-back calls; server, the one call's device
-    time. ``isolated``: offline only, one call between events on an idle GPU with its launch
-    queued before it runs (the events' and front end's floor included, the host's issue time
-    not). ``host``: one call to the end of a synchronize.
+    ``device``: offline only, per-call time of R back-to-back calls. ``isolated``: one call
+    between events on an idle GPU with its launch queued before it runs (the events' and front
+    end's floor included, the host's issue time not); in server mode, one per arrival. ``host``:
+    one call to the end of a synchronize (server mode: the call after an arrival gap).
     """
 
     device: list[float] = field(default_factory=list)
@@ -175,8 +192,10 @@ class ImplSamples:
     calls_per_sample: int = 1
 
 
-def warm_up(backend: Backend, impl: str, warmup_s: float, min_units: int = 3) -> float:
-    """Run units for ``warmup_s``; return the last unit's device time (to size a sample)."""
+def warm_up(backend: Backend, impl: str, warmup_s: float, min_units: int = 2) -> float:
+    """Run units for ``warmup_s``; return the last unit's device time (to size a sample).
+
+    Two units at least: a graph's first replay also uploads it."""
     spent, per_unit, units = 0.0, 0.0, 0
     while units < min_units or spent < warmup_s:
         device, host = backend.offline_sample(impl, 1)
@@ -188,37 +207,57 @@ def warm_up(backend: Backend, impl: str, warmup_s: float, min_units: int = 3) ->
     return per_unit
 
 
+def spread_rounds(count: int, rounds: int) -> set[int]:
+    """``count`` of ``rounds`` round indexes, evenly spread (all of them when count >= rounds)."""
+    if count >= rounds:
+        return set(range(rounds))
+    return {math.floor(j * rounds / count) for j in range(count)}
+
+
 def measure(
     backend: Backend,
     impls: Sequence[str],
     settings: ProtocolSettings,
     on_round: Callable[[int, int], None] | None = None,
 ) -> dict[str, ImplSamples]:
-    """SPEC §7 offline or server measurement of ``impls``, interleaved and shuffled per round."""
+    """SPEC §7 offline or server measurement of ``impls``, interleaved and shuffled per round.
+
+    Offline, the GPU's clocks are warmed once (``warmup_s`` on the first implementation); every
+    implementation then gets two warm-up units, which also size its samples. Server mode sleeps
+    an exponential gap before each arrival, then times one call's host latency and one isolated
+    call: the GPU is idle before each.
+    """
     rng = random.Random(settings.seed)
     results = {name: ImplSamples() for name in impls}
     units: dict[str, int] = {}
-    for name in impls:
-        per_unit = warm_up(backend, name, settings.warmup_s)
-        if settings.mode == "offline":
+    timed_rounds: dict[str, set[int]] = {}
+    latency_rounds: dict[str, set[int]] = {}
+    offline = settings.mode == "offline"
+    for position, name in enumerate(impls):
+        per_unit = warm_up(backend, name, settings.warmup_s if position == 0 or not offline else 0.0)
+        if offline:
             units[name] = calls_per_sample(per_unit, settings.sample_target_s)
             results[name].calls_per_sample = units[name] * backend.calls_per_unit(name)
+            count = settings.samples_for(units[name] * per_unit)
+            timed_rounds[name] = spread_rounds(count, settings.samples)
+            latency_rounds[name] = spread_rounds(min(count, settings.latency_samples), settings.samples)
     orders = round_orders(impls, settings.samples, rng)
     gaps = iter(server_gaps(settings.samples * len(impls), settings.target_qps, rng))
     for index, order in enumerate(orders):
         for name in order:
             slot = results[name]
-            if settings.mode == "offline":
-                device, _ = backend.offline_sample(name, units[name])
-                slot.device.append(device / slot.calls_per_sample)
-                slot.isolated.append(backend.isolated_call(name))
-                # Host latency as the reference measured it: one call, then synchronize.
-                slot.host.append(backend.single_call(name)[1])
+            if offline:
+                if index in timed_rounds[name]:
+                    device, _ = backend.offline_sample(name, units[name])
+                    slot.device.append(device / slot.calls_per_sample)
+                if index in latency_rounds[name]:
+                    slot.isolated.append(backend.isolated_call(name))
+                    # Host latency as the reference measured it: one call, then synchronize.
+                    slot.host.append(backend.single_call(name)[1])
             else:
                 backend.sleep(next(gaps))
-                device, host = backend.single_call(name)
-                slot.device.append(device)
-                slot.host.append(host)
+                slot.host.append(backend.single_call(name)[1])
+                slot.isolated.append(backend.isolated_call(name))
         if on_round is not None:
             on_round(index + 1, len(orders))
     return results

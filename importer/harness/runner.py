@@ -378,6 +378,11 @@ def run_plan(
             with store.transaction():
                 writes.reopen_run(store, run_id)
         pending = [s for s in plan.shapes if s not in reads.done_configs(store, run_id)]
+        tuned = any(b.startswith("cuBLASLt-auto-tuning") for b in plan.baselines)
+        if plan.settings.mode == "server" and tuned:
+            plan.lt_choices = reads.autotune_choices(
+                store, gpu_label(info["gpu_name"]), plan.accumulator, info.get("cublas"), plan.l2
+            )
     total = len(plan.shapes)
     done = total - len(pending)
     jobs: queue.Queue[Shape] = queue.Queue()
@@ -395,6 +400,8 @@ def run_plan(
     status = "complete"
     try:
         while any(lane.is_alive() for lane in lanes) or not results.empty():
+            if plan.time_budget_s is not None and time.monotonic() - started > plan.time_budget_s:
+                stop.set()  # lanes finish their config and start no other; the run stays resumable
             try:
                 kind, gpu, shape, payload = results.get(timeout=0.5)
             except queue.Empty:
@@ -444,6 +451,8 @@ def run_plan(
         "measured_now": finished_here,
         **counts,
         "seconds": time.monotonic() - started,
+        "status": status,
+        "autotune_reused": sum(1 for s in pending if s in plan.lt_choices),
         "gpu": gpu_label(info["gpu_name"]),
         "gpu_name": info["gpu_name"],
     }

@@ -20,12 +20,19 @@ import sys
 import time
 import traceback
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
+from cuda_l2_explorer.db.shapes import Shape, floor_seconds
 from cuda_l2_explorer.importer.harness import messages
 from cuda_l2_explorer.importer.harness.audit import audit, capture_blockers
-from cuda_l2_explorer.importer.harness.device import device_info, nvidia_smi
-from cuda_l2_explorer.importer.harness.graph import GraphBackend, cross_check, kernel_time_per_call
+from cuda_l2_explorer.importer.harness.device import device_info, gpu_label, nvidia_smi
+from cuda_l2_explorer.importer.harness.graph import (
+    GraphBackend,
+    cross_check,
+    first_line,
+    kernel_time_per_call,
+)
 from cuda_l2_explorer.importer.harness.messages import Result
 from cuda_l2_explorer.importer.harness.protocol import (
     ProtocolSettings,
@@ -94,6 +101,7 @@ class Implementations:
         self.fns: dict[str, Callable[[tuple], None]] = {}
         self.notes: dict[str, str] = {}
         self.lt_plans: dict[str, Any] = {}
+        self._reference: Reference | None = None
         wanted = job["baselines"]
         lib = baselines
         if "torch.matmul" in wanted:
@@ -138,6 +146,13 @@ class Implementations:
             plan, index, s[0].data_ptr(), s[b_index].data_ptr(), s[3].data_ptr(), self.stream
         )
 
+    def reference(self) -> Reference:
+        """The fp64 reference of input set 0, computed once per config (every check uses it)."""
+        if self._reference is None:
+            s = self.inputs.sets[0]
+            self._reference = Reference(self.torch, s[0], s[1])
+        return self._reference
+
     def output_of(self, impl: str, s) -> Any:
         if impl == "kernel" and s[4] is not None:
             return s[4][3][: self.m, : self.n]
@@ -157,7 +172,9 @@ class TorchBackend:
         self.impls = impls
         self.start = torch.cuda.Event(enable_timing=True)
         self.end = torch.cuda.Event(enable_timing=True)
-        self.hold_s = 1e-3  # how long the stream is held while an isolated call is queued
+        # How long the stream is held while an isolated call is queued: Python queues the events
+        # and a call in 30-60 us here; a hold that turns out too short doubles (isolated_call).
+        self.hold_s = 0.25e-3
         self._cycles_per_s: float | None = None
 
     def calls_per_unit(self, impl: str) -> int:
@@ -192,7 +209,7 @@ class TorchBackend:
         blocking kernel does: a spin kernel holds the stream while the start event, the call and
         the end event are queued behind it, so the events span the call's own time on the GPU
         (plus the events' and front end's floor, ~2.5-3 us on an H100). Should queueing outlast
-        the hold, the hold doubles and the call is timed again."""
+        most of the hold, the hold doubles and the call is timed again."""
         torch = self.torch
         s = self.impls.inputs.next(impl)
         fn = self.impls.fns[impl]
@@ -233,7 +250,7 @@ def check_correctness(torch, impls: Implementations, names: list[str], accumulat
     one that breaks the CUDA context ends the job (KernelCrashed).
     """
     s = impls.inputs.sets[0]
-    reference = Reference(torch, s[0], s[1])
+    reference = impls.reference()
     raw: dict[str, tuple[float, bool]] = {}
     out: dict[str, dict] = {}
     for name in names:
@@ -246,13 +263,13 @@ def check_correctness(torch, impls: Implementations, names: list[str], accumulat
             torch.cuda.synchronize()
         except Exception as exc:
             if _context_broken(torch):
-                raise KernelCrashed(f"{name}: {_first_line(exc)}") from exc
+                raise KernelCrashed(f"{name}: {first_line(exc)}") from exc
             out[name] = {
                 "status": "crashed",
                 "rel_error": None,
                 "error_ratio": None,
                 "findings": [],
-                "message": f"the call raised: {_first_line(exc)}",
+                "message": f"the call raised: {first_line(exc)}",
             }
             continue
         finite = bool(torch.isfinite(result).all())
@@ -302,44 +319,86 @@ class Reference:
         return math.sqrt(err_sq / ref_sq) if ref_sq > 0 else math.inf
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}"
+# cuBLASLt auto-tuning (SPEC §6): every heuristic candidate is screened with a few short samples
+# of graph-replayed device time; the fastest few are then timed under the offline protocol and
+# the fastest of those is kept. Screening all ~100 candidates at full length cost ~3 s a config.
+SCREEN_SAMPLES = 3
+FINALISTS = 4
 
 
 def autotune(
-    torch, impls: Implementations, settings: ProtocolSettings, layout: str, accumulator: str
+    torch,
+    impls: Implementations,
+    settings: ProtocolSettings,
+    layout: str,
+    accumulator: str,
+    floor_s: float = 0.0,
+    reuse: int | None = None,
 ) -> dict | None:
-    """Time every cuBLASLt candidate under the offline protocol; keep the fastest (SPEC §6)."""
+    """Choose the cuBLASLt auto-tuning algorithm of ``layout``; alias it in ``impls``.
+
+    ``reuse``: the algorithm an earlier offline run chose for this config (same GPU, cuBLAS and
+    accumulator); when it is still offered and correct it is kept without timing (server mode).
+    """
     names = sorted(
         (n for n in impls.fns if n.startswith(f"lt-candidate-{layout}-")),
         key=lambda n: int(n.rsplit("-", 1)[1]),
     )
     if not names:
         return None
-    offline = ProtocolSettings(
-        mode="offline",
-        samples=max(5, settings.samples // 2),
-        warmup_s=settings.warmup_s,
-        sample_target_s=settings.sample_target_s,
-        seed=settings.seed + 7,
-        timing=settings.timing,
-    )
     correct = check_correctness(torch, impls, names, accumulator)
     usable = [n for n in names if correct[n]["status"] == "ok"]
     if not usable:
         return None
+    alias = f"cuBLASLt-auto-tuning-{layout}"
+    if reuse is not None and f"lt-candidate-{layout}-{reuse}" in usable:
+        best = f"lt-candidate-{layout}-{reuse}"
+        impls.fns[alias] = impls.fns[best]
+        return {
+            "layout": layout,
+            "candidates": len(names),
+            "chosen": reuse,
+            "verdict": correct[best],
+            "reused": True,
+        }
+    screen = ProtocolSettings(
+        mode="offline",
+        samples=SCREEN_SAMPLES,
+        min_samples=SCREEN_SAMPLES,
+        latency_samples=0,
+        warmup_s=settings.warmup_s,
+        sample_target_s=settings.sample_target_s / 4,
+        seed=settings.seed + 7,
+        timing=settings.timing,
+    )
     # Chosen on the figure the run reports: graph-replayed device time unless timing is eager.
-    timed = measure(offline_backend(torch, impls, offline, usable, lambda _phase: None), usable, offline)
-    best = min(usable, key=lambda n: summarize(timed[n].device).median)
-    index = int(best.rsplit("-", 1)[1])
-    impls.fns[f"cuBLASLt-auto-tuning-{layout}"] = impls.fns[best]
+    backend = offline_backend(torch, impls, screen, usable, lambda _phase: None, floor_s)
+    screened = measure(backend, usable, screen)
+    ranked = sorted(usable, key=lambda n: summarize(screened[n].device).median)
+    finalists = ranked[:FINALISTS]
+    final = replace(
+        screen,
+        samples=max(5, settings.samples // 2),
+        min_samples=5,
+        sample_target_s=settings.sample_target_s,
+        sample_budget_s=settings.sample_budget_s,
+        warmup_s=0.0,
+        seed=settings.seed + 11,
+    )
+    timed = measure(backend, finalists, final)
+    best = min(finalists, key=lambda n: summarize(timed[n].device).median)
+    impls.fns[alias] = impls.fns[best]
+
+    def index(name: str) -> str:
+        return name.rsplit("-", 1)[1]
+
     return {
         "layout": layout,
         "candidates": len(names),
-        "chosen": index,
+        "chosen": int(index(best)),
         "verdict": correct[best],
-        "times_us": {n.rsplit("-", 1)[1]: summarize(timed[n].device).median * 1e6 for n in usable},
+        "screen_us": {index(n): summarize(screened[n].device).median * 1e6 for n in usable},
+        "times_us": {index(n): summarize(timed[n].device).median * 1e6 for n in finalists},
     }
 
 
@@ -353,9 +412,11 @@ def offline_backend(
     settings: ProtocolSettings,
     names: list[str],
     progress: Callable[[str], None],
+    floor_s: float = 0.0,
 ):
     """The backend a measurement runs on: CUDA-graph replay for offline device time (harness 3),
-    eager calls for server mode and for ``timing="eager"``."""
+    eager calls for server mode and for ``timing="eager"``. ``floor_s``, the config's physical
+    floor, sizes the graphs (see graph.calls_per_graph_at_least)."""
     eager = TorchBackend(torch, impls)
     if settings.mode != "offline" or settings.timing != "graph":
         return eager
@@ -368,15 +429,13 @@ def offline_backend(
             reason = capture_blockers(torch, impls.fns[name], lambda n=name: impls.inputs.next(n))
             if reason:
                 eager_only[name] = reason
-    backend = GraphBackend(torch, impls, eager)
+    backend = GraphBackend(torch, impls, eager, floor_s)
     backend.prepare(names, eager_only)
     return backend
 
 
 def _per_call_metric(backend, name: str, settings: ProtocolSettings) -> str:
-    """What the per-call figure of ``name`` is: device time only when a graph replayed it."""
-    if settings.mode == "server":
-        return "device_time"  # one call after an idle gap: the server protocol's own figure
+    """What the offline per-call figure of ``name`` is: device time only when a graph replayed it."""
     if isinstance(backend, GraphBackend) and backend.captured(name):
         return "device_time"
     return "issue_bound_time"
@@ -401,6 +460,27 @@ JobHandler = Callable[[Any, dict, dict, Callable[[str], None]], Result]
 LibraryLoader = Callable[[Any, dict, dict], Callable]
 
 
+class PhaseClock:
+    """Reports each phase of a job and adds up the seconds spent in each (run_configs.details
+    keeps them: where a grid's time goes)."""
+
+    def __init__(self, progress: Callable[[str], None]) -> None:
+        self.progress = progress
+        self.seconds: dict[str, float] = {}
+        self.phase = "start"
+        self.since = time.perf_counter()
+
+    def enter(self, phase: str) -> None:
+        now = time.perf_counter()
+        self.seconds[self.phase] = self.seconds.get(self.phase, 0.0) + now - self.since
+        self.phase, self.since = phase, now
+        self.progress(phase)
+
+    def totals(self) -> dict[str, float]:
+        self.enter("done")
+        return {name: round(sec, 4) for name, sec in self.seconds.items()}
+
+
 def baselines_for(state: dict, compute16: bool):
     """The native cuBLAS / cuBLASLt baselines (one per accumulator), loaded once per worker."""
     from cuda_l2_explorer.importer.harness import baselines
@@ -422,13 +502,15 @@ def run_config(
     a ``load_library_kernel``) beside the baselines, under the job's protocol."""
     m, n, k = job["m"], job["n"], job["k"]
     started = time.perf_counter()
+    clock = PhaseClock(progress)
     settings = ProtocolSettings(**job["protocol"])
+    floor_s = floor_seconds(Shape(m, n, k), gpu_label(state["info"]["gpu_name"])) or 0.0
     accumulator = job["accumulator"]
     lib = baselines_for(state, accumulator == "F16F16F16F16")
     kernel_fn = None
     kernel_error = None
     if job.get("kernel_library"):
-        progress("loading kernel")
+        clock.enter("loading kernel")
         try:
             if load_library_kernel is None:
                 raise RuntimeError("this worker has no loader for library kernels (see plan.worker)")
@@ -436,7 +518,7 @@ def run_config(
         except Exception as exc:
             kernel_error = f"could not load the library kernel: {exc}"
     elif job.get("kernel_module"):
-        progress("loading kernel")
+        clock.enter("loading kernel")
         try:
             from cuda_l2_explorer.importer.harness.build import load_module
 
@@ -448,27 +530,28 @@ def run_config(
     l2 = state["info"]["l2_bytes"] or 50 * 2**20
     per_set = bytes_per_set(m, n, k, pad_shape)
     count = rotation_sets(per_set, l2, free) if job.get("l2", "cold") == "cold" else 1
-    progress("allocating inputs")
+    clock.enter("allocating inputs")
     inputs = Inputs(torch, m, n, k, count, pad_shape, settings.seed)
     impls = Implementations(torch, job, lib, inputs, kernel_fn)
     measured_names = [b for b in job["baselines"] if b in impls.fns or b.startswith("cuBLASLt-auto-tuning")]
-    progress("checking correctness")
+    clock.enter("checking correctness")
     check_names = [x for x in impls.fns if not x.startswith("lt-candidate")]
     correctness = check_correctness(torch, impls, check_names, accumulator)
     findings: list[tuple[str, str]] = []
     if "kernel" in impls.fns:
         findings += [tuple(f) for f in correctness["kernel"]["findings"]]
     tuning = {}
+    reuse = job.get("lt_choices") or {}
     for layout in ("nn", "tn"):
         if f"cuBLASLt-auto-tuning-{layout}" in job["baselines"]:
-            progress(f"auto-tuning cuBLASLt {layout}")
-            result = autotune(torch, impls, settings, layout, accumulator)
+            clock.enter(f"auto-tuning cuBLASLt {layout}")
+            result = autotune(torch, impls, settings, layout, accumulator, floor_s, reuse.get(layout))
             if result:
                 correctness[f"cuBLASLt-auto-tuning-{layout}"] = result.pop("verdict")
                 tuning[layout] = result
     names = [x for x in ("kernel", "kernel+padding", *measured_names) if x in impls.fns]
-    backend = offline_backend(torch, impls, settings, names, progress)
-    progress(f"measuring ({settings.mode})")
+    backend = offline_backend(torch, impls, settings, names, clock.enter, floor_s)
+    clock.enter(f"measuring ({settings.mode})")
     samples = measure(
         backend,
         names,
@@ -476,16 +559,17 @@ def run_config(
         on_round=lambda i, total: progress(f"measuring ({settings.mode}) {i}/{total}"),
     )
     # The SM clock as the timing ends: back-to-back large GEMMs run power-limited, below boost.
+    clock.enter("reading clocks")
     clocks = nvidia_smi()
     kernel_times: dict[str, tuple[float, float]] = {}
     if isinstance(backend, GraphBackend):
         # After the timing, as the audit: CUPTI must not be live while we measure.
-        progress("cross-checking with CUPTI")
+        clock.enter("cross-checking with CUPTI")
         kernel_times = kernel_time_per_call(torch, impls, names, CUPTI_CALLS)
         for name in names:
             findings += _timing_findings(backend, name, samples[name].device, kernel_times.get(name))
     if "kernel" in impls.fns:
-        progress("auditing the launcher")
+        clock.enter("auditing the launcher")
         findings += audit(torch, impls.fns["kernel"], lambda: impls.inputs.next("kernel"))
     flops = 2.0 * m * n * k
     rows = []
@@ -574,6 +658,7 @@ def run_config(
     if isinstance(backend, GraphBackend):
         info["calls_per_graph"] = backend.calls_per_graph
         info["not_capturable"] = backend.not_capturable
+    info["phase_s"] = clock.totals()
     return Result(m, n, k, rows, findings, {**info, "seconds": time.perf_counter() - started})
 
 

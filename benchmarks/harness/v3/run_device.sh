@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One device call of the harness-3 validation, from the repository root on the GPU machine:
-#   bash benchmarks/harness/v3/run_device.sh [build] [tests] [probe] [validate] [ncu]
+#   bash benchmarks/harness/v3/run_device.sh [build] [tests] [probe] [validate] [ncu] [grid] [oldgrid] [savelib]
 # build: our kernel library (tuner), 16 parallel nvcc jobs, into /tmp/tb (kept for later steps);
 # tests: tests/gpu; validate: our set (kernels/h100_F32F16F16F32) on benchmarks/harness/v3/configs.txt
 # with harness 3 (graph replay), the same configs timed harness 2's way (--timing eager), and
@@ -26,6 +26,8 @@ mkdir -p /tmp/cutlass && tar -xzf .carry/cutlass-4.2.0.tar.gz -C /tmp/cutlass &&
 } >"$OUT/device.txt" 2>&1
 cat "$OUT/device.txt"
 lib() { ls -t /tmp/tb/lib/*.so 2>/dev/null | head -1; }
+# A library built by an earlier call and carried back (savelib) saves the ~2-minute build.
+[ -z "$(lib)" ] && [ -f .carry/tunerlib.tar.gz ] && mkdir -p /tmp/tb && tar xzf .carry/tunerlib.tar.gz -C /tmp/tb
 ensure_lib() {  # a warm machine keeps /tmp/tb from the previous call; a fresh one builds it
   [ -n "$(lib)" ] && return
   local start=$(date +%s)
@@ -66,6 +68,36 @@ while [ $# -gt 0 ]; do
       --mnk "$MNK" --mode offline --baselines torch.matmul --json >"$OUT/aa.json" 2>"$OUT/aa.log"
     echo "bench aa: exit $? after $(( $(date +%s) - start )) s" | tee -a "$OUT/device.txt"
     tail -2 "$OUT/aa.log"
+    ;;
+  grid)
+    # Throughput: our set + the seven baselines, offline, graph-timed, into grid.duckdb. GRID picks
+    # the configs (default: the whole grid); BUDGET stops starting configs after that many
+    # seconds; a store carried in .carry/grid.duckdb.gz is resumed (chunks of < 10 minutes).
+    ensure_lib
+    resume=""
+    if [ -f .carry/grid.duckdb.gz ] && [ ! -f "$OUT/grid.duckdb" ]; then
+      gunzip -c .carry/grid.duckdb.gz >"$OUT/grid.duckdb" && resume="--resume"
+    fi
+    python3 -m cuda_l2_explorer --db "$OUT/grid.duckdb" --no-bundled bench --set $SET --library "$(lib)" \
+      ${GRID:---grid} --mode offline $resume --time-budget "${BUDGET:-400}" --progress none --json \
+      >"$OUT/grid.json" 2>"$OUT/grid.log"
+    echo "bench grid: exit $? after $(( $(date +%s) - start )) s: $(tr -d '\n' <"$OUT/grid.json" | head -c 400)" \
+      | tee -a "$OUT/device.txt"
+    tail -2 "$OUT/grid.log"
+    ;;
+  oldgrid)
+    # The same bench with the harness of an older wheel (.whl-old/*.whl), for a side-by-side.
+    ensure_lib
+    python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site-old .whl-old/*.whl .whl/duckdb*.whl .whl/platformdirs*.whl
+    PYTHONPATH=/tmp/site-old python3 -m cuda_l2_explorer --db "$OUT/oldgrid.duckdb" --no-bundled bench --set $SET \
+      --library "$(lib)" ${OLDGRID:---grid} --mode offline --progress none --json >"$OUT/oldgrid.json" 2>"$OUT/oldgrid.log"
+    echo "bench oldgrid: exit $? after $(( $(date +%s) - start )) s" | tee -a "$OUT/device.txt"
+    tail -2 "$OUT/oldgrid.log"
+    ;;
+  savelib)
+    # Bring the built library back (a later call carries it in .carry/lib and skips the build).
+    ensure_lib
+    tar czf "$OUT/tunerlib.tar.gz" -C /tmp/tb lib && ls -la "$OUT/tunerlib.tar.gz"
     ;;
   probe)
     python3 $V3/isolated_probe.py >"$OUT/probe.json" 2>"$OUT/probe.log"
