@@ -219,18 +219,25 @@ def _caller_stream(gpu: list[dict], marker_ids: set):
     return max(set(streams), key=streams.count) if streams else None
 
 
+# The GPU sleep queued before a call, and how long the call must take to have waited for it.
+# A call is issued in well under a millisecond here (its module is loaded by the earlier
+# correctness check); twice per config, this costs ~16 ms a config (a 20 ms sleep cost 40).
+BLOCKING_SLEEP_S = 0.008
+BLOCKED_AFTER_S = 0.006
+
+
 def _blocks_behind_sleep(torch, fn, s) -> bool:
-    """Queue ~20 ms of GPU sleep, then call: a launcher that synchronises waits it out."""
+    """Queue a GPU sleep, then call: a launcher that synchronises waits it out."""
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     start.record()
     torch.cuda._sleep(1_000_000)
     end.record()
     end.synchronize()
     per_cycle = start.elapsed_time(end) / 1e3 / 1_000_000
-    cycles = int(0.02 / max(per_cycle, 1e-12))
+    cycles = int(BLOCKING_SLEEP_S / max(per_cycle, 1e-12))
     torch.cuda._sleep(cycles)
     t0 = time.perf_counter()
     fn(s)
     waited = time.perf_counter() - t0
     torch.cuda.synchronize()
-    return waited > 0.015
+    return waited > BLOCKED_AFTER_S

@@ -87,3 +87,20 @@ def nvidia_smi() -> dict:
         return {"driver": driver, "clock_sm_mhz": int(float(sm)), "clock_mem_mhz": int(float(mem))}
     except Exception:
         return {}
+
+
+_NVML_WORKS: bool | None = None
+
+
+def sm_clock_mhz(torch) -> int | None:
+    """The current SM clock: through NVML (torch.cuda.clock_rate, microseconds) when pynvml is
+    there, else nvidia-smi (a process, ~25 ms: a second a 40-config grid)."""
+    global _NVML_WORKS
+    if _NVML_WORKS is not False:
+        try:
+            value = int(torch.cuda.clock_rate())
+            _NVML_WORKS = True
+            return value
+        except Exception:
+            _NVML_WORKS = False
+    return nvidia_smi().get("clock_sm_mhz")

@@ -26,7 +26,7 @@ from typing import Any
 from cuda_l2_explorer.db.shapes import Shape, floor_seconds
 from cuda_l2_explorer.importer.harness import messages
 from cuda_l2_explorer.importer.harness.audit import audit, capture_blockers
-from cuda_l2_explorer.importer.harness.device import device_info, gpu_label, nvidia_smi
+from cuda_l2_explorer.importer.harness.device import device_info, gpu_label, sm_clock_mhz
 from cuda_l2_explorer.importer.harness.graph import (
     GraphBackend,
     cross_check,
@@ -560,7 +560,7 @@ def run_config(
     )
     # The SM clock as the timing ends: back-to-back large GEMMs run power-limited, below boost.
     clock.enter("reading clocks")
-    clocks = nvidia_smi()
+    sm_clock = sm_clock_mhz(torch)
     kernel_times: dict[str, tuple[float, float]] = {}
     if isinstance(backend, GraphBackend):
         # After the timing, as the audit: CUPTI must not be live while we measure.
@@ -654,7 +654,7 @@ def run_config(
         )
     torch.cuda.synchronize()
     info = {"rotation_sets": count, "bytes_per_set": per_set, "autotune": tuning, "timing": settings.timing}
-    info["sm_clock_after_timing_mhz"] = clocks.get("clock_sm_mhz")
+    info["sm_clock_after_timing_mhz"] = sm_clock
     if isinstance(backend, GraphBackend):
         info["calls_per_graph"] = backend.calls_per_graph
         info["not_capturable"] = backend.not_capturable

@@ -118,6 +118,7 @@ while [ $# -gt 0 ]; do
   shift
 done
 # The device tool brings back at most 8 files: logs, JSON and CSV go into one tar, stores into another.
-(cd "$OUT" && tar cf logs.tar -- *.log *.json *.csv 2>/dev/null && rm -f -- *.log *.json *.csv)
-(cd "$OUT" && tar czf stores.tar.gz -- *.duckdb 2>/dev/null && rm -f -- *.duckdb)
+shopt -s nullglob
+(cd "$OUT" && files=(*.log *.json *.csv) && [ ${#files[@]} -gt 0 ] && tar cf logs.tar -- "${files[@]}" && rm -f -- "${files[@]}")
+(cd "$OUT" && files=(*.duckdb) && [ ${#files[@]} -gt 0 ] && tar czf stores.tar.gz -- "${files[@]}" && rm -f -- "${files[@]}")
 ls -la "$OUT"
