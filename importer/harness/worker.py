@@ -13,6 +13,7 @@ tuner's worker serves its search jobs and kernels of its compiled library with t
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 import os
@@ -503,6 +504,10 @@ def run_config(
     m, n, k = job["m"], job["n"], job["k"]
     started = time.perf_counter()
     clock = PhaseClock(progress)
+    # The previous config's inputs and graphs sit in reference cycles (its implementations'
+    # closures): collect them now, or a grid runs out of device memory after ~250 configs.
+    clock.enter("collecting garbage")
+    gc.collect()
     settings = ProtocolSettings(**job["protocol"])
     floor_s = floor_seconds(Shape(m, n, k), gpu_label(state["info"]["gpu_name"])) or 0.0
     accumulator = job["accumulator"]
@@ -707,6 +712,8 @@ def serve(jobs: Mapping[str, JobHandler]) -> int:
             messages.send(channel, messages.error(job, status, text, traceback.format_exc()[-4000:]))
             if broken:
                 return 3
+            if isinstance(exc, torch.OutOfMemoryError):
+                return 4  # whatever held the memory goes with this process; the next job gets a fresh one
     return 0
 
 
