@@ -130,9 +130,14 @@ for line in sys.stdin:
                 # As the real worker: the auto-tuning choice offline, the reused one in server mode.
                 "autotune": {"nn": {"chosen": 3 + m % 5}} if job["protocol"]["mode"] == "offline" else {},
                 "lt_choices": job.get("lt_choices"),
+                "pid": os.getpid(),
+                # M == 23 plays a worker that kept device memory: it retires after answering.
+                **({"retire": {"kept_bytes": 5 << 30}} if m == 23 else {}),
             },
         }
     )
     if os.environ.get("FAKE_WORKER_LOG"):
         with open(os.environ["FAKE_WORKER_LOG"], "a") as log:
             log.write(f"{m}_{n}_{k}\n")
+    if m == 23:
+        break

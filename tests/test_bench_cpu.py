@@ -181,6 +181,20 @@ def test_server_mode_keeps_the_offline_auto_tuning_choice(db_path):
     assert summary["autotune_reused"] == 1 and metrics.to_list() == ["isolated_call"]
 
 
+def test_a_worker_that_kept_device_memory_is_replaced(db_path):
+    """A worker whose memory stayed allocated after a job says so and exits; the next config
+    runs in a fresh process, and nothing is lost or marked failed."""
+    shapes = [Shape(23, 64, 64), Shape(64, 64, 64)]
+    with Store.open(db_path) as store:
+        _set_row(store)
+    _run_id, summary = runner.run_plan(_opener(db_path), _plan(shapes), "test")
+    with Store.open(db_path) as store:
+        rows = store.query("SELECT m, status, details FROM run_configs ORDER BY m").to_dicts()
+    pids = {r["m"]: json.loads(r["details"])["pid"] for r in rows}
+    assert [r["status"] for r in rows] == ["done", "done"] and summary["done"] == 2
+    assert pids[23] != pids[64]
+
+
 def test_kill_9_then_resume_loses_nothing(db_path, tmp_path):
     """SIGKILL the parent mid-run; --resume finishes it with no loss and no duplicates."""
     script = tmp_path / "run.py"

@@ -337,6 +337,9 @@ class _GpuLane(threading.Thread):
                 self.results.put(("phase", self.gpu, shape, message.get("phase", "")))
             elif op == "result":
                 result = Result.from_message(message)
+                if result.info.get("retire"):  # it kept device memory: the next job gets a fresh one
+                    worker.stop()
+                    self.worker = None
                 return Outcome("done", result.rows, result.info, "", result.audit)
             elif op == "error":
                 if message.get("status") == "crashed":

@@ -688,6 +688,7 @@ def serve(jobs: Mapping[str, JobHandler]) -> int:
         return 1
     messages.send(channel, messages.hello(info, os.getpid()))
     state: dict = {"info": info}
+    fresh_bytes = torch.cuda.memory_allocated()
     for line in sys.stdin:
         if not line.strip():
             continue
@@ -704,7 +705,17 @@ def serve(jobs: Mapping[str, JobHandler]) -> int:
                 raise ValueError(
                     f"this worker serves no {job.get('op')!r} jobs (it serves {', '.join(jobs)})"
                 )
-            messages.send(channel, handler(torch, job, state, progress).to_message())
+            result = handler(torch, job, state, progress)
+            # A job's tensors must be gone once its cycles are collected. Memory that stays
+            # allocated (seen: a grid's worker filled 78 GiB after ~250 configs) retires this
+            # process after its answer: the runner starts a fresh one for the next job.
+            gc.collect()
+            kept = torch.cuda.memory_allocated() - fresh_bytes
+            if kept > RETIRE_AFTER_BYTES:
+                result.info["retire"] = {"kept_bytes": kept, "leak": leak_report(torch)}
+            messages.send(channel, result.to_message())
+            if kept > RETIRE_AFTER_BYTES:
+                return 0
         except Exception as exc:
             text = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
             broken = _context_broken(torch)
@@ -715,6 +726,28 @@ def serve(jobs: Mapping[str, JobHandler]) -> int:
             if isinstance(exc, torch.OutOfMemoryError):
                 return 4  # whatever held the memory goes with this process; the next job gets a fresh one
     return 0
+
+
+# Device memory a worker may keep allocated between jobs before it retires (see serve).
+RETIRE_AFTER_BYTES = 4 << 30
+
+
+def leak_report(torch, limit: int = 6) -> list[str]:
+    """The largest CUDA tensors still alive between jobs and what holds each (for the log)."""
+    tensors = []
+    for obj in gc.get_objects():
+        try:
+            if isinstance(obj, torch.Tensor) and obj.is_cuda:
+                tensors.append(obj)
+        except Exception:
+            continue
+    tensors.sort(key=lambda t: t.untyped_storage().nbytes(), reverse=True)
+    report = []
+    for t in tensors[:limit]:
+        holders = [type(r).__name__ for r in gc.get_referrers(t) if r is not tensors][:4]
+        mib = t.untyped_storage().nbytes() >> 20
+        report.append(f"{tuple(t.shape)} {t.dtype} {mib} MiB held by {holders}")
+    return report
 
 
 def main() -> int:
