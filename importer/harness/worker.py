@@ -147,6 +147,13 @@ class Implementations:
             plan, index, s[0].data_ptr(), s[b_index].data_ptr(), s[3].data_ptr(), self.stream
         )
 
+    def release(self) -> None:
+        """Drop every callable, plan and tensor this config holds (they form reference cycles)."""
+        self.fns.clear()
+        self.lt_plans.clear()
+        self.inputs.sets.clear()
+        self._reference = None
+
     def reference(self) -> Reference:
         """The fp64 reference of input set 0, computed once per config (every check uses it)."""
         if self._reference is None:
@@ -504,10 +511,6 @@ def run_config(
     m, n, k = job["m"], job["n"], job["k"]
     started = time.perf_counter()
     clock = PhaseClock(progress)
-    # The previous config's inputs and graphs sit in reference cycles (its implementations'
-    # closures): collect them now, or a grid runs out of device memory after ~250 configs.
-    clock.enter("collecting garbage")
-    gc.collect()
     settings = ProtocolSettings(**job["protocol"])
     floor_s = floor_seconds(Shape(m, n, k), gpu_label(state["info"]["gpu_name"])) or 0.0
     accumulator = job["accumulator"]
@@ -663,6 +666,10 @@ def run_config(
     if isinstance(backend, GraphBackend):
         info["calls_per_graph"] = backend.calls_per_graph
         info["not_capturable"] = backend.not_capturable
+    # The implementations' closures hold them in reference cycles, with the inputs and graphs:
+    # released here, the config's device memory goes back at once, without a full collection.
+    impls.release()
+    del backend
     info["phase_s"] = clock.totals()
     return Result(m, n, k, rows, findings, {**info, "seconds": time.perf_counter() - started})
 
@@ -706,11 +713,14 @@ def serve(jobs: Mapping[str, JobHandler]) -> int:
                     f"this worker serves no {job.get('op')!r} jobs (it serves {', '.join(jobs)})"
                 )
             result = handler(torch, job, state, progress)
-            # A job's tensors must be gone once its cycles are collected. Memory that stays
-            # allocated (seen: a grid's worker filled 78 GiB after ~250 configs) retires this
-            # process after its answer: the runner starts a fresh one for the next job.
-            gc.collect()
+            # A job's tensors must be gone after it (run_config releases them). Left to the cycle
+            # collector, a grid's worker filled 78 GiB after ~250 configs; memory that stays
+            # allocated even after a full collection retires this process after its answer: the
+            # runner starts a fresh one for the next job.
             kept = torch.cuda.memory_allocated() - fresh_bytes
+            if kept > RETIRE_AFTER_BYTES // 4:
+                gc.collect()
+                kept = torch.cuda.memory_allocated() - fresh_bytes
             if kept > RETIRE_AFTER_BYTES:
                 result.info["retire"] = {"kept_bytes": kept, "leak": leak_report(torch)}
             messages.send(channel, result.to_message())

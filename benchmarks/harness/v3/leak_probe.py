@@ -1,6 +1,6 @@
 """Device memory a worker keeps between configs: runs the harness's config job in-process for a
-few configs and prints torch's allocated bytes after each (after a full gc), and, when memory is
-kept, the largest live CUDA tensors and what holds them. Run on the GPU machine:
+few configs and prints torch's allocated bytes after each (before and after a full gc), and, when
+memory is kept, the largest live CUDA tensors and what holds them. Run on the GPU machine:
     python3 benchmarks/harness/v3/leak_probe.py 1024_1024_1024 2048_2048_2048 ...
 """
 
@@ -28,7 +28,8 @@ for text in sys.argv[1:]:
         "l2": "cold",
     }
     run_config(torch, job, state, lambda _phase: None)
+    kept = torch.cuda.memory_allocated() - base  # run_config releases its own tensors
     gc.collect()
-    kept = torch.cuda.memory_allocated() - base
-    leak = leak_report(torch) if kept > 1 << 20 else []
-    print(json.dumps({"config": text, "kept_mib": kept >> 20, "leak": leak}), flush=True)
+    after_gc = torch.cuda.memory_allocated() - base
+    leak = leak_report(torch) if after_gc > 1 << 20 else []
+    print(json.dumps({"config": text, "kept_mib": kept >> 20, "after_gc_mib": after_gc >> 20, "leak": leak}))
