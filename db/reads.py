@@ -687,11 +687,14 @@ def kernel_names_of_set(store: Store, set_id: str) -> pl.DataFrame:
 
 
 def host_latency_kernel_and_torch(store: Store, set_id: str) -> pl.DataFrame:
-    """Host latency medians (s) of a set's kernel and torch.matmul, per mode and config, ok rows."""
+    """Host latency medians (s) of a set's kernel and torch.matmul, per mode and config, ok rows,
+    from the newest bench run of each mode that measured the config."""
     return store.query(
-        "SELECT r.mode, x.m, x.n, x.k, x.implementation, x.median FROM all_measurements x "
+        "SELECT r.mode, x.m, x.n, x.k, x.implementation, "
+        "arg_max(x.median, r.started_at) AS median FROM all_measurements x "
         "JOIN all_runs r USING (run_id) WHERE r.set_id = ? AND x.metric = 'host_latency' "
-        "AND x.status = 'ok' AND NOT x.padded AND x.implementation IN ('kernel', 'torch.matmul')",
+        "AND x.status = 'ok' AND NOT x.padded AND x.implementation IN ('kernel', 'torch.matmul') "
+        "GROUP BY ALL",
         [set_id],
     )
 

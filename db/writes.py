@@ -211,6 +211,12 @@ def insert_published_speedups(store: Store, rows: Sequence[Sequence[Any]]) -> No
     )
 
 
+def load_bundled(store: Store, tables: dict[str, Path]) -> None:
+    """Every row of a bundled dataset's Parquet files into ``store``'s tables (same schema)."""
+    for table, path in tables.items():
+        store.con.execute(f"INSERT INTO main.{table} SELECT * FROM read_parquet(?)", [str(path)])
+
+
 def cite_source(store: Store, old: str, new: str) -> None:
     """Runs imported from ``old`` cite ``new`` instead (where the file is published)."""
     store.con.execute("UPDATE main.runs SET source = ? WHERE source = ?", [new, old])
@@ -222,15 +228,21 @@ def cite_source(store: Store, old: str, new: str) -> None:
 _MERGE_VERB = {"gpus": "INSERT OR REPLACE", "kernel_sets": "INSERT OR IGNORE", "kernels": "INSERT OR IGNORE"}
 
 
-def merge_store(store: Store, source: Path) -> list[str]:
+def merge_store(store: Store, source: Path, replace_kernels: bool = False) -> list[str]:
     """Copy every data table of the store file ``source`` into ``store``, in one transaction.
 
     Returns the ids of (up to three) kernels that the two stores hold with different sources or
-    parameters under one id; then nothing is copied.
+    parameters under one id; then nothing is copied. With ``replace_kernels`` the source's
+    kernels replace those instead (a set re-tuned since: each older run's params still record
+    the kernels it measured).
     """
     store.con.execute("ATTACH ? AS src (READ_ONLY)", [str(source)])
     try:
         with store.transaction():
+            if replace_kernels:
+                store.con.execute(
+                    "DELETE FROM main.kernels WHERE kernel_id IN (SELECT kernel_id FROM src.kernels)"
+                )
             clash = store.con.execute(
                 "SELECT s.kernel_id FROM src.kernels s JOIN main.kernels k USING (kernel_id) "
                 "WHERE s.source_sha256 IS DISTINCT FROM k.source_sha256 "

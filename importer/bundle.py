@@ -1,6 +1,7 @@
 """Maintainer command: rebuild the bundled dataset shipped in ``db/bundled/``.
 
     python -m cuda_l2_explorer.importer.bundle --published tests/data/upstream/*.csv [--store RUNS.duckdb]
+    python -m cuda_l2_explorer.importer.bundle --base db/bundled --store GRID.duckdb --replace-kernels
 
 Published CSVs go through the same importer as the CLI's ``import-results``; ``--store`` adds
 every row of a measured store file (measured runs of our sets). The result replaces the
@@ -16,15 +17,32 @@ import tempfile
 from pathlib import Path
 
 from cuda_l2_explorer.db import bundled, writes
+from cuda_l2_explorer.db.schema import SCHEMA_VERSION
 from cuda_l2_explorer.db.store import Store
 from cuda_l2_explorer.importer.fetch import FetchOptions
 from cuda_l2_explorer.importer.published import UPSTREAM_BASE, import_published, load_published
 
 
-def build(published: list[Path], stores: list[Path], out_dir: Path, description: str) -> dict:
+def build(
+    published: list[Path],
+    stores: list[Path],
+    out_dir: Path,
+    description: str,
+    base: Path | None = None,
+    replace_kernels: bool = False,
+) -> dict:
+    """``base``: start from that bundled dataset (a folder) instead of an empty store."""
     with tempfile.TemporaryDirectory() as tmp:
         staging_db = Path(tmp) / "bundle.duckdb"
         with Store.open(staging_db, with_bundled=False) as store:
+            if base is not None:
+                version = bundled.manifest(base).get("schema_version")
+                if version != SCHEMA_VERSION:
+                    raise SystemExit(
+                        f"{base} holds schema v{version}, not v{SCHEMA_VERSION}: rebuild it from its sources"
+                    )
+                with store.transaction():
+                    writes.load_bundled(store, bundled.table_files(base))
             files = [load_published(str(p), FetchOptions()) for p in published]
             import_published(store, files, command_line="python -m cuda_l2_explorer.importer.bundle")
             # Cite where the files are published, not the maintainer's checkout.
@@ -35,7 +53,7 @@ def build(published: list[Path], stores: list[Path], out_dir: Path, description:
                     )
             for source in stores:
                 # Several stores may measure one set; its kernels must be the same in each.
-                clash = writes.merge_store(store, source)
+                clash = writes.merge_store(store, source, replace_kernels)
                 if clash:
                     names = ", ".join(clash)
                     raise SystemExit(
@@ -58,12 +76,20 @@ def main() -> None:
     parser.add_argument("--published", nargs="*", type=Path, default=[], help="SPEC §5 CSVs")
     parser.add_argument("--store", nargs="*", type=Path, default=[], help="store files with measured runs")
     parser.add_argument("--out", type=Path, default=bundled.default_dir())
+    parser.add_argument("--base", type=Path, help="start from this bundled dataset folder (e.g. db/bundled)")
+    parser.add_argument(
+        "--replace-kernels",
+        action="store_true",
+        help="the stores' kernels replace the base's under the same id (a re-tuned set)",
+    )
     parser.add_argument(
         "--description",
         default="published speedups of the reference system (CUDA-L2 eval_results)",
     )
     args = parser.parse_args()
-    data = build(sorted(args.published), args.store, args.out, args.description)
+    data = build(
+        sorted(args.published), args.store, args.out, args.description, args.base, args.replace_kernels
+    )
     print(f"bundled dataset written to {args.out}: {data['rows']}")
 
 
