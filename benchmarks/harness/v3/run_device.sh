@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One device call of the harness-3 validation, from the repository root on the GPU machine:
-#   bash benchmarks/harness/v3/run_device.sh [build] [tests] [probe] [validate] [ncu] [grid] [oldgrid] [savelib]
+#   bash benchmarks/harness/v3/run_device.sh [build] [tests] [probe] [validate] [ncu] [grid] [server] [oldgrid] [savelib]
 # build: our kernel library (tuner), 16 parallel nvcc jobs, into /tmp/tb (kept for later steps);
 # tests: tests/gpu; validate: our set (kernels/h100_F32F16F16F32) on benchmarks/harness/v3/configs.txt
 # with harness 3 (graph replay), the same configs timed harness 2's way (--timing eager), and
@@ -84,6 +84,17 @@ while [ $# -gt 0 ]; do
     echo "bench grid: exit $? after $(( $(date +%s) - start )) s: $(tr -d '\n' <"$OUT/grid.json" | head -c 400)" \
       | tee -a "$OUT/device.txt"
     tail -2 "$OUT/grid.log"
+    ;;
+  server)
+    # Server mode on SERVER configs (default a 20-config sample) into grid.duckdb: a store carried
+    # in .carry/grid.duckdb.gz holds the offline run whose cuBLASLt auto-tuning choices it reuses.
+    ensure_lib
+    if [ -f .carry/grid.duckdb.gz ] && [ ! -f "$OUT/grid.duckdb" ]; then gunzip -c .carry/grid.duckdb.gz >"$OUT/grid.duckdb"; fi
+    python3 -m cuda_l2_explorer --db "$OUT/grid.duckdb" --no-bundled bench --set $SET --library "$(lib)" \
+      ${SERVER:---grid --sample 20 --seed 4} --mode server --progress none --json >"$OUT/server.json" 2>"$OUT/server.log"
+    echo "bench server: exit $? after $(( $(date +%s) - start )) s: $(tr -d '\n ' <"$OUT/server.json" | head -c 300)" \
+      | tee -a "$OUT/device.txt"
+    tail -2 "$OUT/server.log"
     ;;
   oldgrid)
     # The same bench with the harness of an older wheel (.whl-old/*.whl), for a side-by-side.
