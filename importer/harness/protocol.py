@@ -222,7 +222,7 @@ def measure(
 ) -> dict[str, ImplSamples]:
     """SPEC §7 offline or server measurement of ``impls``, interleaved and shuffled per round.
 
-    Offline, the GPU's clocks are warmed once (``warmup_s`` on the first implementation); every
+    The GPU's clocks are warmed once (``warmup_s`` on the first implementation); every
     implementation then gets two warm-up units, which also size its samples. Server mode sleeps
     an exponential gap before each arrival, then times one call's host latency and one isolated
     call: the GPU is idle before each.
@@ -234,7 +234,7 @@ def measure(
     latency_rounds: dict[str, set[int]] = {}
     offline = settings.mode == "offline"
     for position, name in enumerate(impls):
-        per_unit = warm_up(backend, name, settings.warmup_s if position == 0 or not offline else 0.0)
+        per_unit = warm_up(backend, name, settings.warmup_s if position == 0 else 0.0)
         if offline:
             units[name] = calls_per_sample(per_unit, settings.sample_target_s)
             results[name].calls_per_sample = units[name] * backend.calls_per_unit(name)
