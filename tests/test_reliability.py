@@ -49,3 +49,26 @@ async def test_app_lookup_of_a_huge_number_is_shown_not_raised(app_db):
         await _ready(pilot)
         assert any("digits" in n.message for n in app._notifications)
     assert app.return_code in (None, 0)  # the app kept running: no traceback exit
+
+
+def test_cli_csv_defuses_formulas_as_the_app_does(cli, db_path, tmp_path, monkeypatch):
+    """A file named like a formula, imported by a relative path, is the run's source: in
+    ``runs --csv`` its cell starts with a quote, the same cell the app's table export writes."""
+    import csv
+    import io
+    import shutil
+
+    from cuda_l2_explorer.app.table_io import rows_as_text
+
+    monkeypatch.chdir(tmp_path)
+    name = '=HYPERLINK("evil.example")+1.csv'
+    shutil.copyfile(OFFLINE, tmp_path / name)
+    labels = ["--gpu", "h100", "--accumulator", "F32F16F16F32", "--mode", "offline"]
+    assert cli("--db", db_path, "-q", "import-results", name, *labels).code == 0
+    result = cli("--db", db_path, "runs", "--csv")
+    assert result.code == 0, result.err
+    row = next(csv.DictReader(io.StringIO(result.out)))
+    assert row["source"] == "'" + name
+    assert row["configs"] == "8"  # numbers stay numbers
+    app_text = rows_as_text(["source"], [[name]], "csv").splitlines()[1]
+    assert app_text.strip('"').replace('""', '"') == row["source"]
