@@ -72,3 +72,19 @@ def test_cli_csv_defuses_formulas_as_the_app_does(cli, db_path, tmp_path, monkey
     assert row["configs"] == "8"  # numbers stay numbers
     app_text = rows_as_text(["source"], [[name]], "csv").splitlines()[1]
     assert app_text.strip('"').replace('""', '"') == row["source"]
+
+
+@pytest.mark.parametrize("value", ["1e308", "1e-320", "5000", "0.0001"])
+def test_speedups_no_run_can_produce_are_refused(cli, db_path, tmp_path, value):
+    """1e308 made the arithmetic mean inf and 1e-320 (a denormal) a zero in the geomean's product.
+    (test_published_figures imports every published file, 0.198 to 3.479, within the range.)"""
+    lines = OFFLINE.read_text().splitlines()
+    head, first, *rest = lines
+    cells = first.split(",")
+    cells[3] = value
+    bad = tmp_path / OFFLINE.name
+    bad.write_text("\n".join([head, ",".join(cells), *rest]) + "\n")
+    result = cli("--db", db_path, "import-results", bad)
+    assert result.code == 3, result.err
+    assert "outside the range" in result.err and len(result.err.strip().splitlines()) == 1
+    assert not db_path.exists()
