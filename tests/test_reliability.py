@@ -88,3 +88,80 @@ def test_speedups_no_run_can_produce_are_refused(cli, db_path, tmp_path, value):
     assert result.code == 3, result.err
     assert "outside the range" in result.err and len(result.err.strip().splitlines()) == 1
     assert not db_path.exists()
+
+
+def test_bench_help_and_readme_say_a_kernel_set_is_code(capsys):
+    from pathlib import Path
+
+    from cuda_l2_explorer.cli import main
+
+    with pytest.raises(SystemExit) as done:
+        main(["bench", "--help"])
+    assert done.value.code == 0
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "run with your user's privileges" in shown and "no sandbox" in shown and "container" in shown
+    readme = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text().split())
+    assert "**Untrusted kernel sets.**" in readme and "it is no sandbox" in readme
+
+
+def _exit_code_table() -> dict[int, str]:
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    rows = [line.split("|")[1:-1] for line in text.splitlines() if line.startswith("| ")]
+    return {int(cells[0]): " ".join(cells[1:]) for cells in rows if cells[0].strip().isdigit()}
+
+
+def test_the_readme_exit_code_table_is_true(cli, loaded_db, tmp_path, monkeypatch):
+    """Each issue-19 case, run for real, exits with the code whose README row names it."""
+    import os
+    import sqlite3
+
+    from export_fixtures import write_manifest
+
+    table = _exit_code_table()
+    assert sorted(table) == [0, 1, 2, 3, 4, 5, 6, 7, 130]
+    labels = ["--gpu", "h100", "--accumulator", "F32F16F16F32", "--mode", "offline"]
+    fresh = tmp_path / "fresh.duckdb"
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "notes.txt").write_text("mine")
+    monkeypatch.chdir(work)
+    fifo = tmp_path / "pipe.csv"
+    os.mkfifo(fifo)
+    foreign = tmp_path / "other.db"
+    with sqlite3.connect(foreign) as con:
+        con.execute("CREATE TABLE t (x)")
+    kernels = write_manifest(tmp_path / "kernels" / "h100_F32F16F16F32" / "manifest.json")
+    truncated = tmp_path / "cut.duckdb"
+    truncated.write_bytes(loaded_db.read_bytes()[: loaded_db.stat().st_size // 2])
+    cases = [
+        ("more digits than any dimension", 2, ["lookup", HUGE, "1", "1"]),
+        (
+            "the working folder",
+            2,
+            [
+                "export",
+                "64",
+                "64",
+                "64",
+                "--format",
+                "cuda-l2",
+                "--out",
+                ".",
+                "--force",
+                "--manifest",
+                kernels,
+            ],
+        ),
+        ("a device", 3, ["import-results", "/dev/zero", *labels, "--max-bytes", "1000"]),
+        ("a FIFO nobody writes to", 5, ["import-results", fifo, *labels, "--timeout", "0.2"]),
+        ("a SQLite", 6, ["--db", foreign, "sets"]),
+        ("truncated", 6, ["--db", truncated, "stats"]),
+        ("`--db` under a regular file", 6, ["--db", work / "notes.txt" / "s.duckdb", "sets"]),
+    ]
+    for words, code, argv in cases:
+        result = cli("--db", fresh, *argv) if argv[0] != "--db" else cli(*argv)
+        assert result.code == code, (words, result.err)
+        assert words in table[code], (words, table[code])
+    assert (work / "notes.txt").read_text() == "mine"
