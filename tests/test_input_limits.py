@@ -85,6 +85,19 @@ def test_a_directory_is_an_io_failure(cli, tmp_path, db_path):
     _one_line(cli("--db", db_path, "import-results", tmp_path, *LABELS), 5, "directory")
 
 
+def test_a_fifo_as_a_kernel_manifest_is_refused_at_once(tmp_path):
+    """`export --manifest` reads a local file too: a FIFO there used to block for ever."""
+    fifo = tmp_path / "manifest.json"
+    os.mkfifo(fifo)
+    done = subprocess.run(
+        [sys.executable, "-m", "cuda_l2_explorer", "--db", str(tmp_path / "s.duckdb"), "export", "64", "64",
+         "64", "--format", "cuda-l2", "--out", str(tmp_path / "out"), "--manifest", str(fifo)],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 5, done.stderr
+    assert "not a regular file" in done.stderr and not (tmp_path / "out").exists()
+
+
 # ------------------------------------------------------------------------------ URLs
 
 GZIPPED = gzip.compress(OFFLINE.read_bytes())
