@@ -160,7 +160,7 @@ def test_the_root_is_never_a_target():
 async def test_the_app_dialog_refuses_an_empty_folder_field(db_path, tmp_path, monkeypatch):
     """An empty folder field used to mean '.', and with the checkbox ticked, the working folder."""
     from cuda_l2_explorer.app.app import ExplorerApp
-    from cuda_l2_explorer.app.screens import ExportKernelScreen, KernelScreen
+    from cuda_l2_explorer.app.screens import ExportKernelScreen
     from test_app import SIZE, _ready
 
     spec4_store(db_path)
@@ -171,13 +171,9 @@ async def test_the_app_dialog_refuses_an_empty_folder_field(db_path, tmp_path, m
     app = ExplorerApp(db_path, with_bundled=False)
     async with app.run_test(size=SIZE) as pilot:
         await _ready(pilot)
-        app.open_kernel(SPEC4_SET, Shape(96, 96, 96), Shape(80, 80, 80))
-        await _ready(pilot)
-        assert isinstance(app.screen, KernelScreen)
-        await pilot.press("x")
+        dialog = ExportKernelScreen(SPEC4_SET, Shape(80, 80, 80))  # what the kernel view's x opens
+        await app.push_screen(dialog)
         await pilot.pause()
-        dialog = app.screen
-        assert isinstance(dialog, ExportKernelScreen)
         dialog.query_one("#export-force").value = True
         for typed in ("", "   ", "."):
             dialog.query_one("#export-dir").value = typed

@@ -10,10 +10,10 @@ import subprocess
 import sys
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
-from conftest import OFFLINE
+from conftest import OFFLINE, loopback_server
 from cuda_l2_explorer.db.store import Store
 
 LABELS = ["--gpu", "h100", "--accumulator", "F32F16F16F32", "--mode", "offline"]
@@ -142,21 +142,10 @@ class _Handler(BaseHTTPRequestHandler):
         self.close_connection = True
 
 
-class _QuietServer(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request, client_address):
-        pass  # the client hangs up on a trickle: that is the test
-
-
 @pytest.fixture
 def server():
-    httpd = _QuietServer(("127.0.0.1", 0), _Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-    httpd.server_close()
+    with loopback_server(_Handler) as url:
+        yield url
 
 
 @pytest.mark.parametrize("route", ["trickle-body", "trickle-headers"])

@@ -1,6 +1,6 @@
 """Opening the store from what a user may pass as --db (issue 19 items 6 and 9): files of another
-kind, a truncated store, a path under a file, a FIFO, and an older store that read commands and
-the app browse without writing a byte."""
+kind, a truncated store, a path under a file, a FIFO, and an older store that read commands
+browse without writing a byte (the app opens the store the same way: engine.browse.open_store)."""
 
 from __future__ import annotations
 
@@ -116,23 +116,3 @@ def test_read_commands_browse_an_older_store_without_writing(cli, tmp_path):
     assert "old/h100_F32F16F16F32" in cli("--db", path, "sets").out
     assert path.read_bytes() == before
     assert not path.with_name("old.duckdb.wal").exists()
-
-
-async def test_the_app_browses_an_older_store_without_writing(tmp_path):
-    from cuda_l2_explorer.app.app import ExplorerApp
-    from test_app import SIZE, _ready
-    from test_store import _make_store_at_version
-
-    path = tmp_path / "old.duckdb"
-    _make_store_at_version(path, 1)
-    before = path.read_bytes()
-    app = ExplorerApp(path, with_bundled=False)
-    async with app.run_test(size=SIZE) as pilot:
-        await _ready(pilot)
-        for key in "26":  # the configs table and compare read every table the app reads
-            await pilot.press(key)
-            await _ready(pilot)
-        assert not any(n.severity == "error" for n in app._notifications), [
-            n.message for n in app._notifications
-        ]
-    assert path.read_bytes() == before

@@ -84,7 +84,11 @@ def _refuse_protected(out_dir: Path) -> None:
     if out_dir.parent == out_dir:
         raise UsageError("refusing to export into the root folder")
     real = Path(os.path.realpath(out_dir))
-    if Path(os.path.realpath(os.getcwd())).is_relative_to(real):
+    try:
+        cwd = Path(os.path.realpath(os.getcwd()))
+    except OSError:  # the working folder was deleted: it cannot be the target
+        cwd = None
+    if cwd is not None and cwd.is_relative_to(real):
         raise UsageError(
             f"refusing to export into {out_dir}: it is the current folder or one above it; "
             "name a new folder for the export, e.g. ./my_hgemm"
