@@ -108,16 +108,16 @@ def _explain_open_error(path: Path, exc: Exception) -> StoreError:
 def _check_store_file(path: Path) -> None:
     """Refuse what cannot be a store before DuckDB touches it: a path under a file, a FIFO or a
     device (opening those could block or read forever), and a file of another kind."""
-    for folder in path.parents:
-        if folder.exists():
-            if not folder.is_dir():
-                raise StoreError(f"store path {path} is under {folder}, which is a file, not a folder")
-            break
     try:
+        for folder in path.parents:
+            if folder.exists():
+                if not folder.is_dir():
+                    raise StoreError(f"store path {path} is under {folder}, which is a file, not a folder")
+                break
         mode = path.stat().st_mode
     except FileNotFoundError:
         return
-    except OSError as exc:
+    except OSError as exc:  # a folder on the way that cannot be searched
         raise StoreError(f"cannot open store {path}: {exc.strerror or exc}") from exc
     if stat.S_ISDIR(mode):
         raise StoreError(f"store path {path} is a directory; pass a file path to --db")
