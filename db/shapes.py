@@ -60,13 +60,26 @@ def parse_dim(text: str | int, name: str = "dimension") -> int:
     else:
         stripped = text.strip()
         if not _INT_RE.match(stripped):
-            raise UsageError(f"{name} must be a positive integer, got {text!r}")
-        value = int(stripped)
+            raise UsageError(f"{name} must be a positive integer, got {_shown(text)}")
+        digits = stripped.lstrip("+").lstrip("0")
+        if len(digits) > len(str(MAX_DIM)):
+            # Checked on the text: int() refuses over 4300 digits, and a number this long is no GEMM.
+            raise UsageError(
+                f"{name} has {len(digits)} digits, larger than the largest GEMM dimension ({MAX_DIM})"
+            )
+        value = int(digits or "0")
     if value <= 0:
-        raise UsageError(f"{name} must be a positive integer, got {text!r}")
+        raise UsageError(f"{name} must be a positive integer, got {_shown(text)}")
     if value > MAX_DIM:
         raise UsageError(f"{name}={value} is larger than the largest GEMM dimension ({MAX_DIM})")
     return value
+
+
+def _shown(text: object, limit: int = 40) -> str:
+    """User input as a message shows it: quoted, and cut short when long (it must fit one line)."""
+    if isinstance(text, str) and len(text) > limit:
+        return f"{text[:limit]!r}... ({len(text)} characters)"
+    return repr(text)
 
 
 def parse_shape(m: str | int, n: str | int, k: str | int) -> Shape:
@@ -77,7 +90,7 @@ def parse_mnk(text: str) -> Shape:
     """'M_N_K' as used by the reference system's file names and CSVs."""
     match = _MNK_RE.match(text.strip())
     if not match:
-        raise UsageError(f"shape must look like M_N_K (e.g. 64_4096_64), got {text!r}")
+        raise UsageError(f"shape must look like M_N_K (e.g. 64_4096_64), got {_shown(text)}")
     return parse_shape(*match.groups())
 
 

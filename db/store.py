@@ -61,19 +61,80 @@ class StoreLocked(StoreError):
     """Another process holds the store's lock (DuckDB allows one writer, or many readers)."""
 
 
-def _explain_open_error(path: Path, exc: Exception) -> StoreError:
+# Extensions stay off: a file of another kind (SQLite, Parquet) must be refused, never make DuckDB
+# download and load a reader for it (over plain HTTP) or open it as an in-memory database.
+_CONNECT_CONFIG = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
+# A DuckDB file starts with an 8-byte checksum and this magic (its main header).
+_DUCKDB_MAGIC = (8, b"DUCK")
+_NOT_DUCKDB = "store {path} is not a DuckDB database or is corrupt; move it aside"
+_OTHER_KINDS = {
+    b"SQLite format 3\x00": "a SQLite database",
+    b"PAR1": "a Parquet file",
+    b"PK\x03\x04": "a zip archive",
+    b"\x1f\x8b": "a gzip file",
+}
+
+
+def explain_error(path: Path, exc: Exception) -> StoreError | None:
+    """A DuckDB error met while opening or reading the store at ``path``, as the store's own fault
+    (truncated, corrupt, locked, read-only), or None when it says nothing about the file."""
     text = str(exc)
+    if "Could not read enough bytes" in text:
+        return StoreError(
+            f"store {path} is truncated (cut short by a copy, a full disk or a crash): DuckDB read past "
+            "its end; restore it from a copy or move it aside"
+        )
     if "not a valid DuckDB database" in text or "Corrupt" in text or "checksum" in text.lower():
-        return StoreError(f"store {path} is not a DuckDB database or is corrupt; move it aside")
-    if "lock" in text.lower():
+        return StoreError(_NOT_DUCKDB.format(path=path))
+    if re.search(r"\block\b", text, re.IGNORECASE):  # "Could not set lock", not "block"
         holder = re.search(r"PID (\d+)", text)
         who = f" (process {holder.group(1)})" if holder else ""
         return StoreLocked(f"store {path} is in use by another process{who}; try again when it ends")
     if "Permission denied" in text or "Read-only file system" in text:
         return StoreError(f"store {path} is read-only; pass a writable --db")
+    return None
+
+
+def _explain_open_error(path: Path, exc: Exception) -> StoreError:
+    error = explain_error(path, exc)
+    if error is not None:
+        return error
+    text = str(exc)
     if "newer" in text.lower() or "version" in text.lower():
         return StoreError(f"store {path} was written by a newer DuckDB ({text.splitlines()[0]})")
     return StoreError(f"cannot open store {path}: {text.splitlines()[0] if text else exc!r}")
+
+
+def _check_store_file(path: Path) -> None:
+    """Refuse what cannot be a store before DuckDB touches it: a path under a file, a FIFO or a
+    device (opening those could block or read forever), and a file of another kind."""
+    try:
+        for folder in path.parents:
+            if folder.exists():
+                if not folder.is_dir():
+                    raise StoreError(f"store path {path} is under {folder}, which is a file, not a folder")
+                break
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return
+    except OSError as exc:  # a folder on the way that cannot be searched
+        raise StoreError(f"cannot open store {path}: {exc.strerror or exc}") from exc
+    if stat.S_ISDIR(mode):
+        raise StoreError(f"store path {path} is a directory; pass a file path to --db")
+    if not stat.S_ISREG(mode):
+        raise StoreError(f"store path {path} is not a regular file (a pipe or a device); pass a file")
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(16)
+    except OSError as exc:
+        raise StoreError(f"cannot open store {path}: {exc.strerror or exc}") from exc
+    offset, magic = _DUCKDB_MAGIC
+    if head[offset : offset + len(magic)] != magic:
+        kind = next((name for start, name in _OTHER_KINDS.items() if head.startswith(start)), None)
+        if kind is None and head:
+            raise StoreError(_NOT_DUCKDB.format(path=path))
+        what = kind or "an empty file"
+        raise StoreError(f"{path} is not a DuckDB store: it is {what}; pass another --db or move it aside")
 
 
 def _is_read_only_file(path: Path) -> bool:
@@ -88,11 +149,26 @@ def _is_read_only_file(path: Path) -> bool:
 @functools.cache
 def _current_schema() -> dict[str, list[tuple[str, str]]]:
     """{table: [(column, type), ...]} of a store at SCHEMA_VERSION (built once, in memory)."""
-    store = Store(duckdb.connect(":memory:"), None, read_only=False)
+    store = Store(duckdb.connect(":memory:", config=_CONNECT_CONFIG), None, read_only=False)
     store._migrate()
     schema = store._schema()
     store.close()
     return schema
+
+
+class _PolarsTypes(dict):
+    """DuckDB type name -> Polars type, for the plain types; None (inferred) for the rest."""
+
+    def __missing__(self, name: str):
+        import polars as pl
+
+        table = {"VARCHAR": pl.String, "BOOLEAN": pl.Boolean, "DOUBLE": pl.Float64, "FLOAT": pl.Float64}
+        table |= {t: pl.Int64 for t in ("TINYINT", "SMALLINT", "INTEGER", "BIGINT")}
+        self[name] = table.get(name)
+        return self[name]
+
+
+_POLARS_TYPES = _PolarsTypes()
 
 
 class Store:
@@ -124,10 +200,9 @@ class Store:
         target = Path(path).expanduser() if path is not None else default_store_path()
         if with_bundled is None:
             with_bundled = not os.environ.get(ENV_NO_BUNDLED)
-        if target.is_dir():
-            raise StoreError(f"store path {target} is a directory; pass a file path to --db")
+        _check_store_file(target)
         if read_only and not target.exists():
-            store = cls(duckdb.connect(":memory:"), None, read_only=False)
+            store = cls(duckdb.connect(":memory:", config=_CONNECT_CONFIG), None, read_only=False)
             store._migrate()
             store.read_only = True
         else:
@@ -164,7 +239,7 @@ class Store:
         delay = 0.01
         while True:
             try:
-                return duckdb.connect(str(path), read_only=read_only)
+                return duckdb.connect(str(path), read_only=read_only, config=_CONNECT_CONFIG)
             except (duckdb.Error, OSError) as exc:
                 error = _explain_open_error(path, exc)
                 if not isinstance(error, StoreLocked) or time.monotonic() + delay > deadline:
@@ -320,11 +395,13 @@ class Store:
         import polars as pl
 
         cursor = self.con.execute(sql, params or [])
-        names = [d[0] for d in cursor.description or []]
+        # Columns keep their SQL type even when every value is NULL or there is no row (an older
+        # store's missing columns, a set without runs): string functions then work on them.
+        schema = [(d[0], _POLARS_TYPES[str(d[1])]) for d in cursor.description or []]
         rows = cursor.fetchall()
         if not rows:
-            return pl.DataFrame({name: [] for name in names})
-        return pl.DataFrame(rows, schema=names, orient="row", infer_schema_length=None)
+            return pl.DataFrame(schema=[(name, dtype or pl.Null) for name, dtype in schema])
+        return pl.DataFrame(rows, schema=schema, orient="row", infer_schema_length=None)
 
     def scalar(self, sql: str, params: Sequence[Any] | None = None) -> Any:
         row = self.con.execute(sql, params or []).fetchone()

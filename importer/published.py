@@ -47,6 +47,9 @@ _FILENAME_RE = re.compile(
 _LABEL_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 # '-max' must equal the smaller of the two layouts; allow the CSV's 3-decimal rounding.
 _MAX_TOLERANCE = 0.0015
+# A speedup outside this range is no measurement (the reference CSVs hold 0.198 to 2.2): 1e308
+# would make the arithmetic mean inf and 1e-320 is a denormal that rounds to 0 in a product.
+SPEEDUP_RANGE = (1e-3, 1e3)
 
 
 @dataclass(frozen=True)
@@ -203,6 +206,12 @@ def _speedup(cell: str, origin: str, line: int, column: str) -> float:
         raise BadInputError(f"{origin}: line {line}: {column} is not a number: {cell!r}") from None
     if not math.isfinite(value) or value <= 0:
         raise BadInputError(f"{origin}: line {line}: {column} must be a positive speedup, got {cell!r}")
+    low, high = SPEEDUP_RANGE
+    if not low <= value <= high:
+        raise BadInputError(
+            f"{origin}: line {line}: {column} = {cell.strip()[:40]} is outside the range a speedup can "
+            f"have ({low:g} to {high:g})"
+        )
     return value
 
 

@@ -5,8 +5,10 @@ import json
 import shutil
 import subprocess
 import sys
+import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -111,3 +113,23 @@ def app_db(cli, db_path):
         _insert_bench_run(store, "r1", 256, 512, 1024)
         _insert_bench_run(store, "r2", 1024, 1024, 1024)
     return db_path
+
+
+class QuietHTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        pass  # clients that hang up early (timeouts, limits, trickles) are part of the tests
+
+
+@contextmanager
+def loopback_server(handler):
+    """A real threaded HTTP server on 127.0.0.1 (a free port) serving ``handler``; yields its URL."""
+    httpd = QuietHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()

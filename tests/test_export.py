@@ -332,7 +332,8 @@ def _hidden_leftovers(parent: Path) -> list[str]:
 
 def test_writes_a_new_folder(tmp_path) -> None:
     written = write_tree(FILES, tmp_path / "out")
-    assert sorted(p.relative_to(tmp_path / "out").as_posix() for p in written) == sorted(FILES)
+    expected = sorted([*FILES, writer_module.MANIFEST_NAME])
+    assert sorted(p.relative_to(tmp_path / "out").as_posix() for p in written) == expected
     assert (tmp_path / "out" / "pkg" / "csrc" / "k.cu").read_text() == "// k\n"
     assert oct((tmp_path / "out").stat().st_mode & 0o777) == "0o755"
     assert _hidden_leftovers(tmp_path) == []
@@ -345,6 +346,8 @@ def test_an_empty_existing_folder_is_filled(tmp_path) -> None:
 
 
 def test_refuses_to_overwrite_without_force(cli, manifest, tmp_path) -> None:
+    """Without --force a non-empty folder is refused; with it, only a folder an export wrote is
+    replaced (tests/test_export_force.py holds the rest of --force)."""
     out = tmp_path / "out"
     out.mkdir()
     (out / "mine.txt").write_text("keep me")
@@ -353,8 +356,17 @@ def test_refuses_to_overwrite_without_force(cli, manifest, tmp_path) -> None:
     assert result.code == 2 and "--force" in result.err
     assert [p.name for p in out.iterdir()] == ["mine.txt"]
     result = cli("--db", tmp_path / "s.duckdb", *args, "--force")
+    assert result.code == 2 and "no export wrote it" in result.err
+    assert [p.name for p in out.iterdir()] == ["mine.txt"]
+    (out / "mine.txt").unlink()
+    assert cli("--db", tmp_path / "s.duckdb", *args).code == 0
+    result = cli("--db", tmp_path / "s.duckdb", *args, "--force")
     assert result.code == 0, result.err
-    assert sorted(p.name for p in out.iterdir()) == ["README.md", "h100_F32F16F16F32"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        writer_module.MANIFEST_NAME,
+        "README.md",
+        "h100_F32F16F16F32",
+    ]
     assert _hidden_leftovers(tmp_path) == []
 
 
@@ -401,8 +413,7 @@ def test_a_failure_mid_write_leaves_nothing(tmp_path, monkeypatch) -> None:
 
 def test_a_failed_swap_with_force_keeps_the_old_folder(tmp_path, monkeypatch) -> None:
     out = tmp_path / "out"
-    out.mkdir()
-    (out / "mine.txt").write_text("keep me")
+    write_tree({"mine.txt": "keep me"}, out)
     real_rename = os.rename
 
     def rename(src, dst):
@@ -413,7 +424,8 @@ def test_a_failed_swap_with_force_keeps_the_old_folder(tmp_path, monkeypatch) ->
     monkeypatch.setattr(writer_module.os, "rename", rename)
     with pytest.raises(writer_module.IOFailure):
         write_tree(FILES, out, force=True)
-    assert [p.name for p in out.iterdir()] == ["mine.txt"] and _hidden_leftovers(tmp_path) == []
+    assert (out / "mine.txt").read_text() == "keep me" and not (out / "README.md").exists()
+    assert _hidden_leftovers(tmp_path) == []
 
 
 def test_hostile_set_and_package_names_stay_inside(manifest, tmp_path) -> None:

@@ -1,12 +1,11 @@
 """URL imports against a real HTTP server on loopback, started by the test."""
 
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import ClassVar
 
 import pytest
-from conftest import OFFLINE, SERVER
+from conftest import OFFLINE, SERVER, loopback_server
 from cuda_l2_explorer.db.store import Store
 from cuda_l2_explorer.importer.published import UPSTREAM_FILES
 
@@ -78,22 +77,11 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(404, b"not found", ctype="text/plain")
 
 
-class _QuietServer(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request, client_address):
-        pass  # clients that hang up early (timeouts, limits) are part of the tests
-
-
 @pytest.fixture
 def server():
     _Handler.hits = {}
-    httpd = _QuietServer(("127.0.0.1", 0), _Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-    httpd.server_close()
+    with loopback_server(_Handler) as url:
+        yield url
 
 
 def test_200_imports(cli, db_path, server):

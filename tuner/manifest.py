@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from cuda_l2_explorer.db.errors import BadInputError, IOFailure
+from cuda_l2_explorer.importer.fetch import FetchOptions, read_local
 from cuda_l2_explorer.tuner.config import ConfigError
 from cuda_l2_explorer.tuner.families import kernel_from_dict
 from cuda_l2_explorer.tuner.native import Variant
@@ -121,13 +122,14 @@ def entry_variant(entry: Mapping[str, Any], where: str = "manifest entry") -> Va
 def load(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Read and validate a manifest file (ManifestError / IOFailure with one-line messages)."""
     path = Path(path)
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read(MAX_BYTES + 1)
-    except OSError as exc:
-        raise IOFailure(f"cannot read manifest {path}: {exc.strerror or exc}") from exc
-    if len(raw) > MAX_BYTES:
-        raise ManifestError(f"manifest {path} is larger than {MAX_BYTES >> 20} MiB")
+    try:  # a regular file, read with a cap (a FIFO or device in its place, swapped in, gets a deadline)
+        if path.exists() and not path.is_file():
+            raise IOFailure(f"{path} is not a regular file")
+        raw = read_local(path, FetchOptions(max_bytes=MAX_BYTES, timeout_s=5.0))
+    except IOFailure as exc:
+        raise IOFailure(f"cannot read manifest: {exc}") from exc
+    except BadInputError as exc:
+        raise ManifestError(f"manifest {path} is larger than {MAX_BYTES >> 20} MiB") from exc
     try:
         data = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:

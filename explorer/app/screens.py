@@ -171,13 +171,17 @@ class ExportKernelScreen(ModalScreen[Path | None]):
     def _submit(self, event: Input.Submitted) -> None:
         from cuda_l2_explorer.app.data import describe_error
 
+        folder = event.value.strip()
+        if not folder:  # Path("") is the working folder: never a default
+            self.app.notify("type the folder to create, e.g. ~/my_hgemm", title="export", severity="error")
+            return
         try:
             query = parse_shape(*self.query_one("#export-shape", Input).value.split())
             result = self.app.source.export(  # type: ignore[attr-defined]
                 query,
                 self.set_id,
                 str(self.query_one("#export-format", Select).value),
-                Path(event.value.strip()).expanduser(),
+                Path(folder).expanduser(),
                 self.query_one("#export-force", Checkbox).value,
             )
         except (ExplorerError, OSError, TypeError) as exc:

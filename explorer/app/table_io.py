@@ -1,7 +1,8 @@
 """Rows out of the app: clipboard text (TSV, CSV, Markdown) and table files (CSV, Parquet).
 
-Cells that a spreadsheet would run as a formula (=, +, -, @, tab, CR at the start of a text cell)
-are prefixed with a quote in CSV/TSV output, so an exported table cannot execute anything.
+Cells that a spreadsheet would run as a formula are defused in CSV/TSV output by the rule the
+CLI's ``--csv`` uses too (``engine.spreadsheet.safe_cell``), so an exported table cannot execute
+anything.
 """
 
 from __future__ import annotations
@@ -13,14 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
+from cuda_l2_explorer.engine.spreadsheet import safe_cell
 
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-
-
-def safe_cell(value: Any) -> Any:
-    if isinstance(value, str) and value.startswith(_FORMULA_START):
-        return "'" + value
-    return value
+__all__ = ["export_frame", "rows_as_text", "safe_cell"]
 
 
 def _cell_text(value: Any) -> str:

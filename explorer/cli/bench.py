@@ -9,6 +9,12 @@ from cuda_l2_explorer.cli.common import add_format, add_shape_choice, command_li
 
 NAME = "bench"
 HELP = "measure a kernel set against the baselines on this machine's GPUs (SPEC §6-§7)"
+UNTRUSTED = """\
+A kernel set is code: its .cu files are compiled (with whatever they #include) and run with your
+user's privileges, your files and your network. Each config runs in a separate worker process,
+which contains a crash or a hang but is no sandbox. Bench only sets you trust; run any other in a
+container or a VM (e.g. docker run --gpus all --network none, the set mounted read-only) or as a
+user that can read nothing of yours. The same holds for --library."""
 
 
 def _all_baselines() -> tuple[str, ...]:
@@ -19,8 +25,12 @@ def _all_baselines() -> tuple[str, ...]:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     p = parser
+    p.description = f"{HELP}\n\n{UNTRUSTED}"
     p.add_argument(
-        "--set", dest="set_", metavar="DIR_OR_NAME", help="kernel set folder (SPEC §4 layout) or name"
+        "--set",
+        dest="set_",
+        metavar="DIR_OR_NAME",
+        help="kernel set folder (SPEC §4 layout) or name; its code runs as your user: see above",
     )
     p.add_argument(
         "--set-name", default=None, help="name to store the set under (default: the folder's parent)"
@@ -66,7 +76,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="parallel kernel builds")
-    p.add_argument("--library", metavar="PATH", help="our kernel library, for a set with a manifest.json")
+    p.add_argument(
+        "--library", metavar="PATH", help="our kernel library, for a set with a manifest.json (loaded: code)"
+    )
     p.add_argument(
         "--progress",
         choices=("auto", "jsonl", "none"),

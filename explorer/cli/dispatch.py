@@ -71,9 +71,32 @@ COMMANDS: dict[str | None, Callable[[argparse.Namespace], int]] = {
 }
 
 
+# The commands that write the store; every other one opens it read-only.
+STORE_WRITERS = frozenset({import_results.NAME, bench.NAME, tune.NAME})
+
+
+def _store_failure(args: argparse.Namespace | None, exc: Exception, first: str) -> int:
+    """A DuckDB error that reached the top: the store's own fault (truncated, corrupt) when DuckDB
+    says so, else a failed write (disk full, file size limit: the transaction did not commit, so
+    the store holds what it held before) or a failed read."""
+    from cuda_l2_explorer.db.store import default_store_path, explain_error
+
+    db = getattr(args, "db", None)
+    error = explain_error(Path(db).expanduser() if db else default_store_path(), exc)
+    if error is not None:
+        print(f"{PROG}: error: {error}", file=sys.stderr)
+        return error.exit_code
+    if getattr(args, "command", None) in STORE_WRITERS:
+        print(f"{PROG}: error: writing the store failed, nothing was committed: {first}", file=sys.stderr)
+    else:
+        print(f"{PROG}: error: reading the store failed: {first}", file=sys.stderr)
+    return IOFailure.exit_code
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
+    args: argparse.Namespace | None = None
     try:
         args = parser.parse_args(argv)
         args.argv = argv
@@ -94,10 +117,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         first = str(exc).splitlines()[0] if str(exc) else ""
         if type(exc).__module__.split(".")[0] in ("duckdb", "_duckdb"):
-            # A store write that failed underneath us (disk full, file size limit, I/O error):
-            # the transaction did not commit, so the store holds what it held before.
-            print(f"{PROG}: error: writing the store failed, nothing was committed: {first}", file=sys.stderr)
-            return IOFailure.exit_code
+            return _store_failure(args, exc, first)
         print(
             f"{PROG}: internal error: {type(exc).__name__}: {first} "
             "(set CUDA_L2_EXPLORER_DEBUG=1 for the traceback)",

@@ -25,7 +25,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--mode", choices=("offline", "server"), help="default: from the file name")
     p.add_argument("--set-name", default=None, help="kernel set name (default: cuda-l2)")
     p.add_argument(
-        "--timeout", type=float, default=30.0, metavar="S", help="network timeout per attempt (default 30)"
+        "--timeout",
+        type=float,
+        default=30.0,
+        metavar="S",
+        help="time limit of one download attempt, headers and body (or of reading a pipe) (default 30)",
     )
     p.add_argument(
         "--retries", type=int, default=3, metavar="N", help="retries on transient network faults (default 3)"

@@ -14,6 +14,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
+from cuda_l2_explorer.engine.spreadsheet import safe_cell
+
 
 def use_color(stream: TextIO) -> bool:
     """Colour only on a terminal and never when NO_COLOR is set (https://no-color.org)."""
@@ -77,7 +79,8 @@ def _jsonable(value: Any) -> Any:
 
 
 def emit(data: Any, fmt: str, digits: int = 3) -> None:
-    """Write ``data`` (a Polars frame, list of dicts or dict) to stdout as text, JSON or CSV."""
+    """Write ``data`` (a Polars frame, list of dicts or dict) to stdout as text, JSON or CSV (text
+    cells a spreadsheet would run as formulas are quoted, as in the app's exports)."""
     out = sys.stdout
     if fmt == "json":
         if hasattr(data, "iter_rows"):
@@ -90,7 +93,7 @@ def emit(data: Any, fmt: str, digits: int = 3) -> None:
             writer = csv.writer(out, lineterminator="\n")
             writer.writerow(columns)
             for row in rows:
-                writer.writerow(["" if v is None else _jsonable(v) for v in row])
+                writer.writerow(["" if v is None else safe_cell(_jsonable(v)) for v in row])
         else:
             out.write(text_table(columns, rows, digits) + "\n")
     out.flush()

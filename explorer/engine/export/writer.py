@@ -2,19 +2,29 @@
 
 The files are written into a fresh temporary folder beside the target (same file system), then
 renamed into place in one step; any failure removes the temporary folder, so a failed export
-leaves nothing half-written. A target that exists and is not empty is refused unless ``force``:
-then it is moved aside, the new folder renamed in, and the old one deleted (put back if the
-rename fails). Relative paths are checked (no absolute paths, no ``..``, no empty or odd
-components), files are created exclusively without following links, and every written path is
+leaves nothing half-written. Relative paths are checked (no absolute paths, no ``..``, no empty or
+odd components), files are created exclusively without following links, and every written path is
 checked to resolve inside the temporary folder.
 
-A target that is itself a symbolic link is refused (even with ``force``): following it would write
-somewhere the user did not name, and replacing it would turn their link into a folder. Give the
-link's target instead.
+Each export also writes a manifest of its own files (``.cuda-l2-explorer-export.json``: relative
+path -> sha256). A target that exists and is not empty is refused unless ``force``, and ``force``
+replaces only a folder that the manifest accounts for: every file in it one the export wrote and
+unchanged since, every folder one of theirs. Anything else (a file of the user's, an edit, a
+link, a build folder) and the target is refused, whole. The old folder is moved aside, the new one
+renamed in, the old one checked once more and deleted; had it changed meanwhile, the two are
+swapped back and the export refused.
+
+Some targets are refused even with ``force``: the root, the home folder, and the working folder
+or any folder above it (``--out .``, ``--out ''``, ``--out ~``): an export creates its folder, it
+never becomes the folder a user works in. A target that is itself a symbolic link is refused too:
+following it would write somewhere the user did not name, and replacing it would turn their link
+into a folder. Give the link's target instead.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import keyword
 import os
 import re
@@ -27,10 +37,18 @@ from cuda_l2_explorer.db.errors import IOFailure, UsageError
 
 MAX_IDENTIFIER = 64
 _SAFE_COMPONENT = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$")
+# The export's own record of what it wrote; hidden, so it stays out of a listing and a package.
+MANIFEST_NAME = ".cuda-l2-explorer-export.json"
+_MANIFEST_TOOL = "cuda-l2-explorer export"
+_MANIFEST_MAX_BYTES = 1 << 20
 
 
 class ExportExists(UsageError):
     """The target folder exists and is not empty, and ``force`` was not given."""
+
+
+class NotOurExport(UsageError):
+    """``force`` was given, but the target holds something that no export wrote."""
 
 
 def safe_identifier(text: str, fallback: str = "hgemm") -> str:
@@ -61,17 +79,97 @@ def check_relative(path: str) -> PurePosixPath:
     return rel
 
 
+def _refuse_protected(out_dir: Path) -> None:
+    """The root, the home folder and the working folder or any above it are never a target."""
+    if out_dir.parent == out_dir:
+        raise UsageError("refusing to export into the root folder")
+    real = Path(os.path.realpath(out_dir))
+    try:
+        cwd = Path(os.path.realpath(os.getcwd()))
+    except OSError:  # the working folder was deleted: it cannot be the target
+        cwd = None
+    if cwd is not None and cwd.is_relative_to(real):
+        raise UsageError(
+            f"refusing to export into {out_dir}: it is the current folder or one above it; "
+            "name a new folder for the export, e.g. ./my_hgemm"
+        )
+    home = os.path.expanduser("~")
+    if home != "~" and real == Path(os.path.realpath(home)):
+        raise UsageError(f"refusing to export into the home folder {out_dir}; name a new folder in it")
+
+
 def _check_target(out_dir: Path, force: bool) -> bool:
-    """Whether the target exists (as a folder); refuse links, non-folders and, without force, content."""
+    """Whether the target exists (as a folder); refuse links, non-folders and, without force, content;
+    with force, content that no export wrote."""
     if out_dir.is_symlink():
         raise UsageError(f"{out_dir} is a symbolic link; give the folder it points to instead")
     if not out_dir.exists():
         return False
     if not out_dir.is_dir():
         raise UsageError(f"{out_dir} exists and is not a folder")
-    if not force and any(out_dir.iterdir()):
-        raise ExportExists(f"{out_dir} exists and is not empty; pass --force to replace it")
+    if any(out_dir.iterdir()):
+        if not force:
+            raise ExportExists(f"{out_dir} exists and is not empty; pass --force to replace it")
+        _check_only_ours(out_dir, out_dir)
     return True
+
+
+def _check_only_ours(folder: Path, shown: Path) -> None:
+    """Raise NotOurExport unless every entry of ``folder`` is a file its export manifest lists,
+    unchanged, or a folder on the way to one (``shown``: the name the user gave, for messages)."""
+    written = _read_manifest(folder, shown)
+    needed_dirs = {p for rel in written for p in PurePosixPath(rel).parents if p != PurePosixPath(".")}
+    for root, dirs, names in os.walk(folder):
+        here = PurePosixPath(Path(root).relative_to(folder).as_posix())
+        for name in sorted(dirs):
+            if (Path(root) / name).is_symlink() or here / name not in needed_dirs:
+                raise _not_ours(shown, f"it holds {here / name}/, which no export wrote")
+        for name in sorted(names):
+            rel, path = (here / name).as_posix(), Path(root) / name
+            if rel == MANIFEST_NAME:
+                continue
+            if rel not in written or path.is_symlink() or not path.is_file():
+                raise _not_ours(shown, f"it holds {rel}, which no export wrote")
+            if _sha256_file(path) != written[rel]:
+                raise _not_ours(shown, f"{rel} was changed since the export wrote it")
+
+
+def _not_ours(shown: Path, why: str) -> NotOurExport:
+    return NotOurExport(
+        f"refusing to replace {shown}: {why}; --force replaces only what an export wrote, so move "
+        "your files out of the folder or delete it yourself"
+    )
+
+
+def _read_manifest(folder: Path, shown: Path) -> dict[str, str]:
+    """{relative path: sha256} of the export that wrote ``folder``, or NotOurExport."""
+    path = folder / MANIFEST_NAME
+    if path.is_symlink() or not path.is_file():
+        raise _not_ours(shown, f"no export wrote it (it has no {MANIFEST_NAME})")
+    try:
+        with open(path, "rb") as fh:
+            data = json.loads(fh.read(_MANIFEST_MAX_BYTES + 1))
+        files = data.get("files") if isinstance(data, dict) and data.get("tool") == _MANIFEST_TOOL else None
+        if not isinstance(files, dict) or not all(isinstance(v, str) for v in files.values()):
+            raise ValueError("it lists no files")
+        for rel in files:
+            check_relative(rel)
+    except (OSError, ValueError, UsageError) as exc:
+        raise _not_ours(shown, f"its {MANIFEST_NAME} cannot be read ({exc})") from exc
+    return files
+
+
+def _sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _manifest_text(files: Mapping[str, str]) -> str:
+    hashes = {rel: hashlib.sha256(text.encode("utf-8")).hexdigest() for rel, text in sorted(files.items())}
+    return json.dumps({"tool": _MANIFEST_TOOL, "files": hashes}, indent=2) + "\n"
 
 
 def _write_file(root: Path, rel: PurePosixPath, text: str) -> Path:
@@ -86,13 +184,14 @@ def _write_file(root: Path, rel: PurePosixPath, text: str) -> Path:
 
 
 def write_tree(files: Mapping[str, str], out_dir: str | os.PathLike[str], force: bool = False) -> list[Path]:
-    """Write ``files`` ({relative path: text}) as the folder ``out_dir``; return the paths written."""
+    """Write ``files`` ({relative path: text}) and the export's manifest as the folder ``out_dir``;
+    return the paths written, the manifest last. (A rendered file cannot be named like the
+    manifest: check_relative refuses a leading dot.)"""
     rels = [check_relative(p) for p in files]
     if len({r.as_posix().lower() for r in rels}) != len(rels):
         raise UsageError("two exported files would have the same name")
     out_dir = Path(os.path.abspath(os.fspath(out_dir)))
-    if out_dir.parent == out_dir:
-        raise UsageError("refusing to export into the root folder")
+    _refuse_protected(out_dir)
     parent = out_dir.parent
     if not parent.is_dir():
         raise IOFailure(f"cannot export into {out_dir}: the folder {parent} does not exist")
@@ -102,9 +201,11 @@ def write_tree(files: Mapping[str, str], out_dir: str | os.PathLike[str], force:
     except OSError as exc:
         raise IOFailure(f"cannot write in {parent}: {exc.strerror or exc}") from exc
     aside: Path | None = None
+    swapped = False
     try:
         for rel, text in zip(rels, files.values(), strict=True):
             _write_file(staging, rel, text)
+        _write_file(staging, PurePosixPath(MANIFEST_NAME), _manifest_text(files))
         for folder, _, _ in os.walk(staging):
             os.chmod(folder, 0o755)
         if existed:
@@ -119,13 +220,23 @@ def write_tree(files: Mapping[str, str], out_dir: str | os.PathLike[str], force:
             if aside is not None:
                 os.rename(aside / "old", out_dir)
             raise
+        swapped = True
+        if aside is not None and any((aside / "old").iterdir()):
+            try:  # the last look before anything is deleted: a file written since is the user's
+                _check_only_ours(aside / "old", out_dir)
+            except NotOurExport:
+                swapped = False  # from here on the old folder is kept whatever fails
+                os.rename(out_dir, staging)
+                os.rename(aside / "old", out_dir)
+                raise
     except OSError as exc:
         raise IOFailure(f"export to {out_dir} failed, nothing was written: {exc.strerror or exc}") from exc
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
-        # The old folder is deleted once the new one is in place (or it was put back); if neither
-        # rename worked it stays in the hidden folder beside the target rather than being lost.
-        if aside is not None and (out_dir.exists() or not (aside / "old").exists()):
+        # The old folder is deleted once the new one is in place and it held only the export's own
+        # files (or once it was put back); if neither rename worked it stays in the hidden folder
+        # beside the target rather than being lost.
+        if aside is not None and (swapped or not (aside / "old").exists()):
             shutil.rmtree(aside, ignore_errors=True)
-    return [out_dir.joinpath(*r.parts) for r in rels]
+    return [out_dir.joinpath(*r.parts) for r in rels] + [out_dir / MANIFEST_NAME]
