@@ -62,9 +62,10 @@ def run_tune(request: TuneRequest, feedback: Feedback = SILENT) -> TuneResult:
     if request.limit < 1 or request.finalists < 1:
         raise UsageError("--limit and --finalists must be at least 1")
     shapes = _shapes(request)
+    # No GPU (exit 7) is said before any advice about building the library it would run.
+    gpus = device.parse_gpus(request.gpus, device.visible_gpus())
     library = library_path(request.library)
     store_path = request.store_path
-    gpus = device.parse_gpus(request.gpus, device.visible_gpus())
     plan = search_plan(
         shapes, library, gpus, limit=request.limit, finalists=request.finalists, timeout_s=request.timeout_s
     )
