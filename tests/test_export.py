@@ -207,7 +207,10 @@ def test_skipped_rows_are_named_with_why(cli, loaded_db, manifest, tmp_path) -> 
     args = ["--db", loaded_db, "export", "1024", "1024", "1024", "--format", "cuda-l2", "--out", out]
     skipped = "rank 1 cuda-l2/h100_F32F16F16F32 1024_1024_1024: published results only, no kernel source"
     refused = cli(*args, "--manifest", manifest)
-    assert refused.code == 4 and f"ranked above it but not exportable: {skipped}" in refused.err
+    assert (
+        refused.code == 4 and f"lookup ranks above the baseline is not exportable ({skipped}" in refused.err
+    )
+    assert "then it says keep cuBLASLt-auto-tuning-tn: the fastest of the seven at your shape" in refused.err
     result = cli(*args, "--manifest", manifest, "--json", "--anyway")
     assert result.code == 0, result.err
     data = result.json()

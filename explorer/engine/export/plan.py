@@ -430,7 +430,7 @@ def plan_export(
             if not result.covered:
                 break  # nothing here can run the shape: --anyway would not help
             if not anyway:
-                raise KeepBaseline(_keep_baseline_message(result, skipped))
+                raise KeepBaseline(_keep_baseline_message(result, ranked, skipped))
             baseline = baseline or ranked
             continue
         if c in library:
@@ -475,12 +475,14 @@ def _skipped_text(skipped: Sequence[str], most: int = 3) -> str:
     return "; ".join(skipped[:most]) + more
 
 
-def _keep_baseline_message(result: LookupResult, skipped: Sequence[str]) -> str:
-    above = f" (ranked above it but not exportable: {_skipped_text(skipped)})" if skipped else ""
-    return (
-        f"not exporting {result.query}: lookup says {result.answer}{above}; "
-        "--anyway exports the best kernel that has a source, with a warning in its README"
-    )
+def _keep_baseline_message(result: LookupResult, baseline: Ranked, skipped: Sequence[str]) -> str:
+    anyway = "--anyway exports the best kernel that has a source, with a warning in its README"
+    if skipped:
+        return (
+            f"not exporting {result.query}: what lookup ranks above the baseline is not exportable "
+            f"({_skipped_text(skipped)}); then it says {baseline.predicted_basis}; {anyway}"
+        )
+    return f"not exporting {result.query}: lookup says {result.answer}; {anyway}"
 
 
 def _nothing_message(query: Shape, result: LookupResult, skipped: Sequence[str], have_manifests: bool) -> str:
