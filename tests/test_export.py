@@ -273,6 +273,38 @@ def test_torch_package_files_parse(manifest) -> None:
     assert '["src/pkg/csrc/binding.cu"]' in setup
 
 
+@pytest.mark.parametrize(
+    "cuda, cuda_home, says",
+    [
+        (None, None, "needs a CUDA build of torch; this torch (2.9.0+cpu) is CPU-only"),
+        ("12.8", None, "nvcc was not found: install the CUDA toolkit or set CUDA_HOME"),
+    ],
+)
+def test_torch_package_build_explains_a_cpu_only_torch(manifest, tmp_path, cuda, cuda_home, says) -> None:
+    """Issue 16: `pip install .` of a torch export on a CPU-only torch ended in a CUDA_HOME traceback.
+    The package's setup.py runs for real here; a CPU-only torch (hundreds of MB, not installable in
+    this test's time) is stood in for by the two attributes setup.py reads of it."""
+    write_tree(render_files(_plan_library(manifest, SKINNY), "torch", "pkg"), tmp_path / "pkg")
+    fake = tmp_path / "site" / "torch"
+    (fake / "utils").mkdir(parents=True)
+    (fake / "__init__.py").write_text(f"__version__ = '2.9.0+cpu'\nclass version:\n    cuda = {cuda!r}\n")
+    (fake / "utils" / "__init__.py").write_text("")
+    (fake / "utils" / "cpp_extension.py").write_text(
+        f"CUDA_HOME = {cuda_home!r}\nBuildExtension = CUDAExtension = None\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "site")}
+    result = subprocess.run(
+        [sys.executable, "setup.py", "build_ext"],
+        cwd=tmp_path / "pkg",
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith("pkg ") and says in line
+
+
 def test_torch_package_tests_cannot_import_the_unbuilt_package(manifest, tmp_path) -> None:
     """src/ layout: `python -m pytest tests` from the package folder puts that folder on sys.path;
     the package must not be importable from there, so the tests get the installed, built one."""
