@@ -790,3 +790,11 @@ def lookup_rows(
 def set_accumulators(store: Store) -> dict[str, str]:
     """{set_id: accumulator} of every kernel set."""
     return dict(store.con.execute("SELECT set_id, accumulator FROM all_kernel_sets").fetchall())
+
+
+def tuned_set_ids(store: Store) -> set[str]:
+    """The user's own sets of our kernels (``tune`` makes them), the bundled one left out."""
+    rows = store.con.execute(
+        "SELECT set_id FROM all_kernel_sets WHERE origin = 'ours' AND NOT bundled"
+    ).fetchall()
+    return {r[0] for r in rows}

@@ -5,6 +5,7 @@ baseline beyond the run-to-run spread, else "keep <baseline>"; one GPU and one a
 time; runtime-shape kernels only where their family's limits allow the shape.
 """
 
+import json
 import os
 import random
 import stat
@@ -405,3 +406,64 @@ def test_this_machines_gpu_is_the_default(cli, db_path, tmp_path, monkeypatch):
     tool.write_text("#!/bin/sh\necho 'No devices were found' >&2\nexit 6\n")  # a driver, no GPU
     data = cli("--db", db_path, "lookup", "64", "64", "64", "--json").json()
     assert data["gpu_choice"] == "most rows for this shape: 1000"  # every config covers 64_64_64
+
+
+# ---------------------------------------------------------------------------- calibration
+
+
+def _tuned_set_measured(store, measured: dict) -> None:
+    """A tuned set of ours (as `tune` records it) with one bench run: per config the kernel's and
+    the best baseline's medians (us), each with a +-1% p10/p90."""
+    from cuda_l2_explorer.tuner.catalog import KernelConfig
+
+    params = json.dumps({"kernel": KernelConfig(128, 128).to_dict(), "variant": {}, "kernel_name": "k"})
+    store.con.execute(
+        "INSERT INTO kernel_sets (set_id, name, gpu, accumulator, origin) "
+        "VALUES ('tuned/h100_F32F16F16F32', 'tuned', 'h100', 'F32F16F16F32', 'ours')"
+    )
+    store.con.execute(
+        "INSERT INTO runs (run_id, kind, set_id, gpu, mode, status, tool_version) "
+        "VALUES ('t1', 'bench', 'tuned/h100_F32F16F16F32', 'h100', 'offline', 'complete', 'test')"
+    )
+    rows = []
+    for (m, n, k), (kernel_us, baseline_us) in measured.items():
+        store.con.execute(
+            "INSERT INTO kernels (kernel_id, set_id, m, n, k, runtime_shapes, family, params) "
+            "VALUES (?, 'tuned/h100_F32F16F16F32', ?, ?, ?, true, 'cutlass_sm90', ?)",
+            [f"tuned:{m}_{n}_{k}", m, n, k, params],
+        )
+        for impl, us in (("kernel", kernel_us), ("cuBLASLt-auto-tuning-tn", baseline_us)):
+            s = us * 1e-6
+            rows.append(("t1", m, n, k, impl, "device_time", "s", 20, s, s * 0.99, s * 1.01, "ok"))
+    columns = "run_id m n k implementation metric unit n_samples median p10 p90 status".split()
+    store.insert_rows("measurements", columns, rows)
+
+
+def test_calibration_sets_each_tuned_config_beside_what_lookup_predicts_without_it(db_path):
+    from cuda_l2_explorer.db.store import Store
+    from cuda_l2_explorer.engine.lookup import calibration
+
+    measured = {
+        (1024, 1024, 1024): (10.0, 12.0),
+        (1024, 1024, 2048): (20.0, 21.0),
+        (4096, 4096, 4096): (50.0, 45.0),
+    }
+    with Store.open(db_path) as store, store.transaction():
+        _tuned_set_measured(store, measured)
+    with Store.open(db_path, read_only=True, with_bundled=False) as store:
+        report = calibration(store)
+        just_one = calibration(store, shapes=[Shape(1024, 1024, 1024)])
+    by_shape = {str(p.shape): p for p in report.points}
+    assert set(by_shape) == {"1024_1024_1024", "1024_1024_2048", "4096_4096_4096"}
+    point = by_shape["1024_1024_1024"]  # predicted from its nearest other config, 1024_1024_2048
+    assert point.predicted.speedup == pytest.approx(21 / 20) and point.measured == pytest.approx(1.2)
+    assert "tuned/h100_F32F16F16F32 1024_1024_2048 (nearest)" in point.predicted_from and not point.inside
+    assert point.text().startswith("1024_1024_1024 on h100 offline: lookup predicted 1.050x [1.029-1.071]")
+    assert point.text().endswith("measured 1.200x [1.176-1.224] (outside the prediction)")
+    ratios = [1.2 / 1.05, (21 / 20) / 1.2, 0.9 / 1.05]  # 4096^3's nearest is 1024_1024_2048 too
+    geomean = (ratios[0] * ratios[1] * ratios[2]) ** (1 / 3)
+    assert report.summary() == (
+        f"predictor calibration over 3 tuned config(s): measured/predicted geomean {geomean:.3f} "
+        f"(from {min(ratios):.3f} to {max(ratios):.3f}), 0 of 3 inside the predicted interval"
+    )
+    assert [str(p.shape) for p in just_one.points] == ["1024_1024_1024"]

@@ -720,3 +720,103 @@ def detect_machine_gpu() -> str | None:
     from cuda_l2_explorer.importer.harness.device import gpu_label
 
     return gpu_label(names[0])
+
+
+# ---------------------------------------------------------------------------- calibration
+
+
+@dataclass(frozen=True)
+class CalibrationPoint:
+    """One tuned config: what lookup predicts for it from every other row, and what was measured."""
+
+    set_id: str
+    shape: Shape
+    gpu: str
+    mode: str
+    predicted: Prediction  # the best kernel lookup ranks for the shape without its own rows
+    predicted_from: str
+    measured: float  # the tuned kernel's speedup over the best baseline there
+    measured_low: float | None
+    measured_high: float | None
+
+    @property
+    def inside(self) -> bool:
+        """Whether the measured speedup fell inside the predicted interval (<= an upper bound)."""
+        high = self.predicted.high if self.predicted.high is not None else self.predicted.speedup
+        low = self.predicted.low if self.predicted.low is not None else -math.inf
+        return high is not None and low <= self.measured <= high
+
+    def text(self) -> str:
+        spread = "" if self.measured_low is None else f" [{self.measured_low:.3f}-{self.measured_high:.3f}]"
+        return (
+            f"{self.shape} on {self.gpu} {self.mode}: lookup predicted {self.predicted.text()} from "
+            f"{self.predicted_from}; measured {self.measured:.3f}x{spread} "
+            f"({'inside' if self.inside else 'outside'} the prediction)"
+        )
+
+
+@dataclass
+class Calibration:
+    """Predicted against measured over the tuned configs: how far lookup's predictions can be trusted."""
+
+    points: list[CalibrationPoint] = field(default_factory=list)
+
+    def summary(self) -> str:
+        scored = [p for p in self.points if p.predicted.speedup]
+        if not scored:
+            return "predictor calibration: no tuned config measured yet"
+        ratios = [p.measured / p.predicted.speedup for p in scored]  # type: ignore[operator]
+        geomean = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+        inside = sum(p.inside for p in scored)
+        return (
+            f"predictor calibration over {len(scored)} tuned config(s): measured/predicted geomean "
+            f"{geomean:.3f} (from {min(ratios):.3f} to {max(ratios):.3f}), {inside} of {len(scored)} "
+            "inside the predicted interval"
+        )
+
+
+def calibration(store: Store, shapes: Sequence[Shape] | None = None, most: int = 50) -> Calibration:
+    """Lookup's prediction for each config of the user's tuned sets (ours, not bundled), made from
+    every other row of the store as if that config had not been measured, beside its measurement:
+    the running figure ``tune`` reports. ``shapes``: only those configs; ``most``: the newest ones."""
+    tuned = reads.tuned_set_ids(store)
+    if not tuned:
+        return Calibration()
+    candidates, *_ = scope_candidates(store)
+    targets = [
+        c
+        for c in candidates
+        if c.set_id in tuned and c.source == "measured" and (shapes is None or c.shape in shapes)
+    ]
+    targets.sort(key=lambda c: (c.run_date or "", c.shape.astuple()), reverse=True)
+    points = []
+    for target in targets[:most]:
+        others = [
+            c for c in candidates if c.shape != target.shape and (c.gpu, c.mode) == (target.gpu, target.mode)
+        ]
+        best = next(
+            (r for r in rank(target.shape, others, limit=None).candidates if r.tier in TIERS[:3]), None
+        )
+        if best is None or target.speedup_best is None:
+            continue
+        low, high = _ratio_spread(
+            target.best_baseline_s,
+            target.baseline_p10_s,
+            target.baseline_p90_s,
+            target.kernel_p10_s,
+            target.kernel_p90_s,
+        )
+        points.append(
+            CalibrationPoint(
+                target.set_id,
+                target.shape,
+                target.gpu,
+                target.mode,
+                best.prediction,
+                describe_kernel(best),
+                target.speedup_best,
+                low,
+                high,
+            )
+        )
+    return Calibration(points)
