@@ -529,10 +529,10 @@ def _answer(query: Shape, ranked: Sequence[Ranked], covered: bool, limits: Seque
         why = f" (runtime-shape kernels: {'; '.join(limits)})" if limits else ""
         return f"{keep}; no kernel here can run {query}{why}"
     best = ranked[1]
-    if best.predicted_low is None:
-        why = "an upper bound, not measured at your shape"
-    elif (best.predicted_speedup or 0.0) < 1.0:
+    if (best.predicted_high or best.predicted_speedup or 0.0) < 1.0:
         why = "slower"
+    elif best.predicted_low is None:
+        why = "an upper bound, not measured at your shape"
     else:
         why = "not faster beyond the run-to-run spread" + (
             ", estimated elsewhere" if best.tier == "nearest" else ""
