@@ -787,9 +787,17 @@ def lookup_rows(
     return [dict(zip(LOOKUP_COLUMNS, (*row, *runs.get(row[-1], (None, None))), strict=True)) for row in rows]
 
 
-def set_accumulators(store: Store) -> dict[str, str]:
-    """{set_id: accumulator} of every kernel set."""
-    return dict(store.con.execute("SELECT set_id, accumulator FROM all_kernel_sets").fetchall())
+def set_accumulators(store: Store, gpu: str | None = None) -> dict[str, str]:
+    """{set_id: accumulator} of every kernel set (made for ``gpu`` or measured on it, when given)."""
+    if gpu is None:
+        return dict(store.con.execute("SELECT set_id, accumulator FROM all_kernel_sets").fetchall())
+    return dict(
+        store.con.execute(
+            "SELECT set_id, accumulator FROM all_kernel_sets WHERE gpu = ? OR set_id IN "
+            "(SELECT set_id FROM all_runs WHERE gpu = ?)",
+            [gpu, gpu],
+        ).fetchall()
+    )
 
 
 def tuned_set_ids(store: Store) -> set[str]:

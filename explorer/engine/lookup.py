@@ -656,7 +656,7 @@ def scope_candidates(
     when there are any, else every row (the nearest are shown for reference). Returns them with
     the resolved filters, the accumulator and notes on the sets left out."""
     filters = resolve_filters(store, gpu, set_, mode or DEFAULT_MODE)
-    accumulators = reads.set_accumulators(store)
+    accumulators = reads.set_accumulators(store, filters.gpu)
     asked = [accumulators[s] for s in filters.set_ids or () if s in accumulators]
     code = resolve_accumulator(accumulator, asked)
     notes = []
