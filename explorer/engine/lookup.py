@@ -703,11 +703,12 @@ def detect_machine_gpu() -> str | None:
     """This machine's first GPU as a store label (``h100``), from the driver's ``nvidia-smi``;
     None without one. The driver's tool answers in milliseconds where importing torch takes seconds."""
     import shutil
-    import subprocess
 
     tool = shutil.which("nvidia-smi")
     if tool is None:
         return None
+    import subprocess
+
     try:
         out = subprocess.run(
             [tool, "--query-gpu=name", "--format=csv,noheader"], capture_output=True, text=True, timeout=5
