@@ -87,12 +87,9 @@ def _is_nearest_of_its_set(result, entry) -> bool:
     return min(result.query.log2_distance(x.shape) for x in same_set) == result.query.log2_distance(c.shape)
 
 
-def test_the_answers_of_the_test_set(bundled, capsys):
-    """The ten answers, printed (pytest -s shows them) and checked to be of both kinds where the
-    data says so: the bundled set loses to cuBLASLt at large shapes and wins at some skinny ones."""
+def test_the_answers_of_the_test_set(bundled):
+    """The ten answers (`lookup M N K` prints each) are verdicts; at 8192^3 the bundled data
+    measured both sets slower than cuBLASLt, so the answer there keeps the baseline."""
     answers = {str(q): lookup(bundled, q, machine_gpu=None).answer for q in MODEL_SHAPES}
-    with capsys.disabled():
-        for shape, text in answers.items():
-            print(f"{shape}: {text}")
     assert all(text.startswith(("keep ", "use ")) for text in answers.values())
     assert answers["8192_8192_8192"].startswith("keep ")  # ours and cuda-l2 both measured slower there

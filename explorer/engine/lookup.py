@@ -73,9 +73,6 @@ class Candidate:
             return None
         return _family_limits(self.family, self.tile_m, query)
 
-    def describe(self) -> str:
-        return BASELINE if self.set_id == BASELINE else f"{self.set_id} {self.shape}"
-
 
 @functools.lru_cache(maxsize=256)
 def _family_limits(family_name: str, tile_m: int | None, query: Shape) -> str | None:
