@@ -195,6 +195,7 @@ def test_unaligned_shape_cannot_use_our_kernels(cli, manifest, tmp_path, shape, 
         "--out", tmp_path / "o", "--manifest", manifest, *anyway,
     )  # fmt: skip
     assert result.code == 4 and "N and K must be multiples of 8 (family cutlass_sm90)" in result.err
+    assert "pass --manifest" not in result.err  # it was given: the shape is what stops our kernels
     assert len(result.err.strip().splitlines()) == 1 and not (tmp_path / "o").exists()
 
 

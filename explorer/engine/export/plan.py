@@ -467,7 +467,7 @@ def plan_export(
             predicted_high=ranked.predicted_high,
             anyway=None if baseline is None else f"rank {baseline.rank}, {baseline.predicted_basis}",
         )
-    raise NotFoundError(_nothing_message(query, result, skipped, bool(paths)))
+    raise NotFoundError(_nothing_message(query, result, [*stored, *library], skipped, bool(paths)))
 
 
 def _skipped_text(skipped: Sequence[str], most: int = 3) -> str:
@@ -485,19 +485,26 @@ def _keep_baseline_message(result: LookupResult, baseline: Ranked, skipped: Sequ
     return f"not exporting {result.query}: lookup says {result.answer}; {anyway}"
 
 
-def _nothing_message(query: Shape, result: LookupResult, skipped: Sequence[str], have_manifests: bool) -> str:
-    limits = sorted(
-        {why for r in result.candidates if r.tier == "uncovered" and (why := r.candidate.why_not(query))}
-    )
-    cannot = f"; our runtime-shape kernels cannot run it: {', '.join(limits)}" if limits else ""
+def _nothing_message(
+    query: Shape,
+    result: LookupResult,
+    candidates: Sequence[Candidate],
+    skipped: Sequence[str],
+    have_manifests: bool,
+) -> str:
+    limits = sorted({why for c in candidates if (why := c.why_not(query)) is not None})
+    cannot = f"our runtime-shape kernels cannot run it: {', '.join(limits)}" if limits else ""
     if skipped:
+        advice = cannot or (
+            "benchmark a kernel set folder (which stores its sources) "
+            "or pass --manifest of our kernel library"
+        )
         return (
             f"no kernel source to export for {query}: the {len(skipped)} config(s) lookup ranks for it carry "
-            f"published results only ({_skipped_text(skipped)}){cannot}; benchmark a kernel set folder "
-            "(which stores its sources) or pass --manifest of our kernel library"
+            f"published results only ({_skipped_text(skipped)}); {advice}"
         )
     if limits:
-        return f"nothing can run {query}{cannot}"
+        return f"nothing can run {query}: {cannot}"
     where = "" if have_manifests else " (no kernel manifest found; pass --manifest)"
     gpu = f" for {result.gpu}" if result.gpu else ""
     return f"no kernel in the store or the manifests can run {query}{gpu}{where}"

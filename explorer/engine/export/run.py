@@ -33,7 +33,9 @@ class ExportResult:
             f"exported {p.set_id} {p.config} ({p.tier}, lookup rank {p.rank}, predicted {p.predicted_text}) "
             f"as {self.fmt} into {self.out_dir}: runs at {p.runs_at}"
         ]
-        lines += [f"skipped {row}" for row in p.skipped_rows]
+        lines += [f"skipped {row}" for row in p.skipped_rows[:3]]
+        if len(p.skipped_rows) > 3:
+            lines.append(f"skipped {len(p.skipped_rows) - 3} more such row(s) (the README lists them)")
         if p.anyway:
             lines.append(f"warning: exported with --anyway; lookup ranks the baseline above it ({p.anyway})")
         return "\n".join(lines)
