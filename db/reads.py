@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from cuda_l2_explorer.db.errors import NotFoundError, UsageError
 from cuda_l2_explorer.db.shapes import Shape
 from cuda_l2_explorer.db.store import Store, sql_literal
-from cuda_l2_explorer.db.views import BEST, HEADLINE_BASELINES, REPORT_ORDER
+from cuda_l2_explorer.db.views import BASELINES, BEST, HEADLINE_BASELINES, REPORT_ORDER
 
 if TYPE_CHECKING:  # polars is imported where frames are built: the GPU worker side has none
     import polars as pl
@@ -63,11 +63,11 @@ def kernel_sets(store: Store) -> pl.DataFrame:
 def resolve_filters(
     store: Store, gpu: str | None = None, set_: str | None = None, mode: str | None = None
 ) -> Filters:
-    """Check each filter against the store; unknown values raise with the known ones listed."""
-    import polars as pl
+    """Check each filter against the store; unknown values raise with the known ones listed.
 
-    sets = kernel_sets(store)
-    if sets.height == 0:
+    Plain tuples, no Polars: lookup, the one command that must answer fast, calls it first."""
+    sets = store.con.execute("SELECT set_id, name FROM all_kernel_sets").fetchall()
+    if not sets:
         raise NotFoundError(
             "the store holds no kernel sets yet; import some with "
             "`cuda-l2-explorer import-results --upstream` or a CSV path"
@@ -77,23 +77,23 @@ def resolve_filters(
     if gpu is not None:
         gpu = gpu.strip().lower()
         # A set is labelled with the GPU it was made for; measured runs say where they ran.
-        pairs = store.query(
+        pairs = store.con.execute(
             "SELECT set_id, gpu FROM all_kernel_sets UNION SELECT set_id, gpu FROM all_runs "
             "WHERE set_id IS NOT NULL"
-        )
-        known = sorted(set(pairs["gpu"].to_list()))
+        ).fetchall()
+        known = sorted({g for _, g in pairs})
         if gpu not in known:
             raise NotFoundError(f"unknown GPU {gpu!r}; the store has {', '.join(known)}")
-        with_gpu = set(pairs.filter(pl.col("gpu") == gpu)["set_id"].to_list())
-        sets = sets.filter(pl.col("set_id").is_in(with_gpu))
+        with_gpu = {s for s, g in pairs if g == gpu}
+        sets = [row for row in sets if row[0] in with_gpu]
     set_ids = None
     if set_ is not None:
-        chosen = sets.filter((pl.col("set_id") == set_) | (pl.col("name") == set_))
-        if chosen.height == 0:
-            known = sorted(set(sets["set_id"].to_list()) | set(sets["name"].to_list()))
+        chosen = [set_id for set_id, name in sets if set_ in (set_id, name)]
+        if not chosen:
+            known = sorted({value for row in sets for value in row})
             where = f" for GPU {gpu}" if gpu else ""
             raise NotFoundError(f"unknown kernel set {set_!r}{where}; known: {', '.join(known)}")
-        set_ids = tuple(chosen["set_id"].to_list())
+        set_ids = tuple(chosen)
     return Filters(gpu=gpu, set_ids=set_ids, mode=mode)
 
 
@@ -176,40 +176,6 @@ def runs(store: Store, filters: Filters, kind: str | None = None) -> pl.DataFram
         FROM all_runs r LEFT JOIN done d USING (run_id) LEFT JOIN metrics mt USING (run_id)
         WHERE {where}
         ORDER BY r.started_at DESC, r.run_id
-        """,
-        params,
-    )
-
-
-def config_candidates(store: Store, filters: Filters) -> pl.DataFrame:
-    """One row per (set, GPU, mode, source, config) with what lookup ranks on.
-
-    ``speedup_best`` is the speedup over the best baseline at that config; measured rows also
-    carry the kernel's time (unpadded and, when measured, with the padding copy) and the best
-    baseline's time.
-    """
-    where, params = filters.where("s")
-    return store.query(
-        f"""
-        WITH best AS (
-            SELECT set_id, gpu, mode, source, m, n, k, run_id, speedup, kernel_s, baseline_s
-            FROM speedups WHERE baseline = '{BEST}'
-        ),
-        padded AS (
-            SELECT run_id, m, n, k, median AS kernel_padded_s FROM measured_times
-            WHERE implementation = 'kernel' AND padded
-        )
-        SELECT s.set_id, ks.name AS set_name, s.gpu, s.mode, s.source, s.m, s.n, s.k,
-               coalesce(kn.runtime_shapes, false) AS runtime_shapes,
-               s.speedup AS speedup_best, s.kernel_s, p.kernel_padded_s,
-               s.baseline_s AS best_baseline_s, s.run_id, r.source AS run_source,
-               r.started_at AS run_date
-        FROM best s
-        JOIN all_kernel_sets ks USING (set_id)
-        LEFT JOIN all_kernels kn ON kn.set_id = s.set_id AND kn.m = s.m AND kn.n = s.n AND kn.k = s.k
-        LEFT JOIN padded p ON p.run_id = s.run_id AND p.m = s.m AND p.n = s.n AND p.k = s.k
-        LEFT JOIN all_runs r ON r.run_id = s.run_id
-        WHERE {where}
         """,
         params,
     )
@@ -512,21 +478,6 @@ def set_folders(store: Store, set_: str, limit: int = 2) -> list[str]:
     return [row[0] for row in rows]
 
 
-def kernels_with_source(store: Store) -> set[tuple[str, Shape]]:
-    """(set_id, config) of every stored kernel with its source (the sources are read only once chosen)."""
-    frame = store.query("SELECT set_id, m, n, k FROM all_kernels WHERE source IS NOT NULL")
-    return {(s, Shape(m, n, k)) for s, m, n, k in frame.iter_rows()}
-
-
-def library_kernels(store: Store) -> set[tuple[str, Shape]]:
-    """(set_id, config) of stored kernels of our library: no source, their parameters in ``params``
-    (recorded by ``tune`` and by ``bench`` of a manifest set)."""
-    frame = store.query(
-        "SELECT set_id, m, n, k FROM all_kernels WHERE source IS NULL AND json_exists(params, '$.kernel')"
-    )
-    return {(s, Shape(m, n, k)) for s, m, n, k in frame.iter_rows()}
-
-
 def library_kernel(store: Store, set_id: str, shape: Shape) -> dict:
     """A stored kernel of our library: its parameters (JSON), its set's device label and accumulator,
     and the harness version of the newest run of the set (``harness``, None without runs)."""
@@ -788,3 +739,108 @@ def config_details(store: Store) -> dict[tuple[int, int, int], dict]:
 
     rows = store.con.execute("SELECT m, n, k, details FROM main.run_configs").fetchall()
     return {(m, n, k): json.loads(d) if d else {} for m, n, k, d in rows}
+
+
+# ------------------------------------------------------------------------------------------------
+# Lookup (issue 16: engine.lookup, engine.export.plan)
+# ------------------------------------------------------------------------------------------------
+
+LOOKUP_COLUMNS = (
+    "set_id", "set_name", "accumulator", "gpu", "mode", "source", "m", "n", "k", "runtime_shapes",
+    "family", "tile_m", "has_source", "library", "speedup_best", "outcome", "best_baseline",
+    "kernel_s", "kernel_p10_s", "kernel_p90_s", "kernel_padded_s", "kernel_padded_p10_s",
+    "kernel_padded_p90_s", "best_baseline_s", "baseline_p10_s", "baseline_p90_s", "run_id",
+    "run_source", "run_date",
+)  # fmt: skip
+
+
+def lookup_rows(
+    store: Store, filters: Filters, accumulator: str | None = None, covering: Shape | None = None
+) -> list[dict]:
+    """One row per (set, GPU, mode, source, config, run) with what lookup ranks on, as plain dicts
+    (no Polars: lookup must answer in a fraction of a second).
+
+    ``speedup_best`` / ``outcome`` are over the best of the seven baselines there and
+    ``best_baseline`` names it (the one the kernel's speedup is smallest against); measured rows
+    also carry the kernel's time (unpadded and, when measured, with the padding copy) and the best
+    baseline's, each with its p10 and p90 (the run-to-run spread). The kernel's family, its tile_m,
+    and whether its source (an imported SPEC section 4 file) or parameters (ours) are stored say
+    what can run a shape and what export can write out. ``covering``: only the configs that cover
+    that shape and the sets whose kernels take runtime shapes (what can run it; a fraction of the
+    rows for most shapes).
+    """
+    where, params = filters.where("s")
+    if accumulator is not None:
+        where += " AND s.accumulator = ?"
+        params.append(accumulator)
+    if covering is not None:
+        # The runtime-shape sets as values: DuckDB filters a literal list inside the views, a
+        # subquery only after them (twice the time).
+        sql = "SELECT DISTINCT set_id FROM all_kernels WHERE runtime_shapes"
+        runtime = [r[0] for r in store.con.execute(sql).fetchall()]
+        marks = ", ".join("?" for _ in runtime) or "NULL"
+        where += f" AND ((s.m >= ? AND s.n >= ? AND s.k >= ?) OR s.set_id IN ({marks}))"
+        params += [*covering.astuple(), *runtime]
+    seven = ", ".join(f"'{b}'" for b in BASELINES)
+    rows = store.con.execute(
+        f"""
+        WITH per_config AS (
+            SELECT s.set_id, s.set_name, s.accumulator, s.gpu, s.mode, s.source, s.m, s.n, s.k, s.run_id,
+                   max(s.speedup) FILTER (WHERE s.baseline = '{BEST}') AS speedup_best,
+                   max(s.outcome) FILTER (WHERE s.baseline = '{BEST}') AS outcome,
+                   arg_min(s.baseline, s.speedup) FILTER (WHERE s.baseline IN ({seven})) AS best_baseline,
+                   max(s.kernel_s) FILTER (WHERE s.baseline = '{BEST}') AS kernel_s,
+                   max(s.baseline_s) FILTER (WHERE s.baseline = '{BEST}') AS best_baseline_s
+            FROM speedups s WHERE {where}
+            GROUP BY ALL
+        ),
+        kernel_times AS (
+            SELECT run_id, m, n, k, padded, median, p10, p90 FROM measured_times
+            WHERE implementation = 'kernel'
+        )
+        SELECT c.set_id, c.set_name, c.accumulator, c.gpu, c.mode, c.source, c.m, c.n, c.k,
+               coalesce(kn.runtime_shapes, false), kn.family,
+               TRY_CAST(json_extract_string(kn.params, '$.kernel.tile_m') AS INTEGER),
+               kn.source IS NOT NULL, coalesce(json_exists(kn.params, '$.kernel'), false),
+               c.speedup_best, c.outcome, c.best_baseline, c.kernel_s, ku.p10, ku.p90,
+               kp.median, kp.p10, kp.p90, c.best_baseline_s, b.p10, b.p90,
+               c.run_id
+        FROM per_config c
+        LEFT JOIN all_kernels kn ON kn.set_id = c.set_id AND kn.m = c.m AND kn.n = c.n AND kn.k = c.k
+        LEFT JOIN kernel_times ku ON ku.run_id = c.run_id AND ku.m = c.m AND ku.n = c.n AND ku.k = c.k
+             AND NOT ku.padded
+        LEFT JOIN kernel_times kp ON kp.run_id = c.run_id AND kp.m = c.m AND kp.n = c.n AND kp.k = c.k
+             AND kp.padded
+        LEFT JOIN measured_baselines b ON b.run_id = c.run_id AND b.m = c.m AND b.n = c.n AND b.k = c.k
+             AND b.baseline = '{BEST}' AND c.source = 'measured'
+        WHERE c.speedup_best IS NOT NULL
+        """,
+        params,
+    ).fetchall()
+    # Joining all_runs above costs more than the rest of the query (its shadowing predicate):
+    # the few runs are read on their own.
+    runs = {
+        r[0]: r[1:] for r in store.con.execute("SELECT run_id, source, started_at FROM all_runs").fetchall()
+    }
+    return [dict(zip(LOOKUP_COLUMNS, (*row, *runs.get(row[-1], (None, None))), strict=True)) for row in rows]
+
+
+def set_accumulators(store: Store, gpu: str | None = None) -> dict[str, str]:
+    """{set_id: accumulator} of every kernel set (made for ``gpu`` or measured on it, when given)."""
+    if gpu is None:
+        return dict(store.con.execute("SELECT set_id, accumulator FROM all_kernel_sets").fetchall())
+    return dict(
+        store.con.execute(
+            "SELECT set_id, accumulator FROM all_kernel_sets WHERE gpu = ? OR set_id IN "
+            "(SELECT set_id FROM all_runs WHERE gpu = ?)",
+            [gpu, gpu],
+        ).fetchall()
+    )
+
+
+def tuned_set_ids(store: Store) -> set[str]:
+    """The user's own sets of our kernels (``tune`` makes them), the bundled one left out."""
+    rows = store.con.execute(
+        "SELECT set_id FROM all_kernel_sets WHERE origin = 'ours' AND NOT bundled"
+    ).fetchall()
+    return {r[0] for r in rows}

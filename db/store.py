@@ -323,7 +323,9 @@ class Store:
         read-only and so not migrated, reads columns and tables of later migrations as NULL/empty.
         """
         stored = self._schema()
-        current = _current_schema()
+        # A store at this version has the current schema: building it in memory again (a second
+        # connection and every migration) would cost a read command a third of its time.
+        current = stored if self._stored_version() == SCHEMA_VERSION else _current_schema()
         for table in DATA_TABLES:
             present = dict(stored.get(table, []))
             select = ", ".join(c if c in present else f"NULL::{t} AS {c}" for c, t in current[table])

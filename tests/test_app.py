@@ -194,8 +194,16 @@ async def test_lookup_flow(app_db):
         await pilot.press("5", *"1000 1000 1000", "enter")
         await _ready(pilot)
         table = app.query_one("#lookup-table")
-        assert table.row_count == 5  # 4 published covering configs + the measured set's 1024^3
-        assert table.get_row_at(0)[5] == "1024_1024_1024"
+        # the baseline (no kernel beats it beyond the spread here), then 4 published covering
+        # configs and the measured set's 1024^3
+        assert table.row_count == 6
+        assert table.get_row_at(0)[:2] == ["1", "baseline"] and table.get_row_at(1)[5] == "1024_1024_1024"
+        assert str(app.query_one("#lookup-message").render()).startswith("keep ")
+        table.focus()
+        await pilot.press("enter")  # the baseline row: nothing to open
+        await pilot.pause()
+        assert not isinstance(app.screen, KernelScreen)
+        assert any("a baseline" in n.message for n in app._notifications)
         await pilot.press("5")
         app.query_one("#lookup-input").value = "0 1 1"
         await pilot.press("enter")

@@ -276,6 +276,26 @@ def test_bench_without_a_gpu_says_so(cli, db_path, monkeypatch):
 
 
 @pytest.mark.parametrize(
+    "command",
+    [
+        ["tune", "64", "64", "64"],
+        ["tune", "--mnk", "64_64_64,128_128_128", "--library", "/nonexistent/lib.so"],
+        ["bench", "--set", "kernels/h100_F32F16F16F32", "--mnk", "64_64_64"],
+    ],
+)
+def test_tune_and_our_set_without_a_gpu_exit_7_before_build_advice(cli, db_path, monkeypatch, command):
+    """Issue 16: on a CPU machine these said "no kernel library: build one ..." (exit 4); no GPU is
+    what stops them, so that is what they say (exit 7), however the library stands."""
+    monkeypatch.setitem(sys.modules, "torch", None)  # as on a CPU machine without torch
+    monkeypatch.chdir(Path(__file__).resolve().parents[1])  # kernels/ of the checkout
+    monkeypatch.setenv("CUDA_L2_EXPLORER_TUNER_LIB", "/nonexistent/lib.so")
+    result = cli("--db", db_path, *command)
+    assert result.code == 7, result.err
+    assert "torch with CUDA" in result.err and "kernel library" not in result.err
+    assert len(result.err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
     "module", ["cuda_l2_explorer.importer.harness.worker", "cuda_l2_explorer.tuner.search_worker"]
 )
 def test_worker_entry_points_speak_the_protocol(module, monkeypatch):

@@ -24,6 +24,7 @@ from cuda_l2_explorer.db.shapes import Shape
 from cuda_l2_explorer.db.store import Store
 from cuda_l2_explorer.engine.export import formats, plan_export, render_files, safe_identifier, write_tree
 from cuda_l2_explorer.engine.export import writer as writer_module
+from cuda_l2_explorer.engine.export.plan import KeepBaseline
 from cuda_l2_explorer.importer.kernelset import scan_set
 from cuda_l2_explorer.tuner import build
 from cuda_l2_explorer.tuner.config import ConfigError
@@ -62,13 +63,15 @@ def spec4_db(db_path) -> Path:
     return spec4_store(db_path)
 
 
-def _plan_library(manifest: Path, shape: Shape):
-    return plan_export(None, shape, manifests=[manifest])
+def _plan_library(manifest: Path, shape: Shape, anyway: bool = True):
+    """The plan for ``shape`` (``anyway``: also where lookup keeps the baseline, as for the large
+    config, slower than its baseline in the fixture, and the off-grid planted one, an upper bound)."""
+    return plan_export(None, shape, manifests=[manifest], anyway=anyway, machine_gpu="h100")
 
 
-def _plan_spec4(db: Path, shape: Shape):
+def _plan_spec4(db: Path, shape: Shape, anyway: bool = True):
     with Store.open(db, read_only=True) as store:
-        return plan_export(store, shape, set_=SPEC4_SET, manifests=[])
+        return plan_export(store, shape, set_=SPEC4_SET, manifests=[], anyway=anyway, machine_gpu="h100")
 
 
 def _check_golden(case: str, fmt: str, files: dict[str, str]) -> None:
@@ -109,10 +112,34 @@ def test_render_is_deterministic(manifest) -> None:
 
 
 def test_exact_config_of_the_manifest(manifest) -> None:
-    plan = _plan_library(manifest, LARGE)
-    assert (plan.tier, plan.rank, plan.config, plan.runtime_shapes) == ("exact", 1, LARGE, True)
-    assert plan.kernel.config == KERNELS[LARGE][0]
+    plan = _plan_library(manifest, SKINNY, anyway=False)
+    assert (plan.tier, plan.rank, plan.config, plan.runtime_shapes) == ("exact", 1, SKINNY, True)
+    assert plan.kernel.config == KERNELS[SKINNY][0] and plan.anyway is None
     assert plan.evidence.baseline == "cuBLASLt-auto-tuning-tn" and plan.evidence.gpu_name.startswith("NVIDIA")
+    # 38.9 us over 36.2 us, the kernel's p10-p90 +-1%: beyond the spread
+    assert (plan.predicted_low, plan.predicted_high) == (
+        pytest.approx(38.9 / 36.56),
+        pytest.approx(38.9 / 35.84),
+    )
+
+
+def test_export_refuses_where_lookup_keeps_the_baseline(cli, manifest, tmp_path) -> None:
+    """The fixture's large kernel (210.3 us) is slower than its baseline (208.2 us): lookup keeps
+    the baseline, export says so and writes nothing; --anyway exports it with a warning."""
+    with pytest.raises(KeepBaseline, match=r"keep cuBLASLt-auto-tuning-tn \(208.20 us at your shape"):
+        _plan_library(manifest, LARGE, anyway=False)
+    out = tmp_path / "o"
+    args = ["--db", tmp_path / "s.duckdb", "export", *LARGE.astuple(), "--format", "torch", "--out", out]
+    refused = cli(*args, "--manifest", manifest)
+    assert refused.code == 4 and len(refused.err.strip().splitlines()) == 1
+    assert "lookup says keep cuBLASLt-auto-tuning-tn" in refused.err and "--anyway" in refused.err
+    assert not out.exists()
+    anyway = cli(*args, "--manifest", manifest, "--anyway")
+    assert anyway.code == 0, anyway.err
+    assert "lookup rank 2" in anyway.err
+    assert "warning: exported with --anyway; lookup ranks the baseline above it (rank 1, keep" in anyway.err
+    readme = (out / "README.md").read_text()
+    assert "**Warning: exported with `--anyway`.**" in readme and "keep cuBLASLt-auto-tuning-tn" in readme
 
 
 def test_off_grid_runtime_shape_kernel_runs_at_the_true_shape(manifest) -> None:
@@ -159,12 +186,58 @@ def test_published_results_only_is_not_found(cli, loaded_db, tmp_path) -> None:
     assert result.code == 4 and "published results only" in result.err
 
 
-def test_unaligned_shape_cannot_use_our_kernels(cli, manifest, tmp_path) -> None:
+@pytest.mark.parametrize("shape", ["64 63 64", "1 1 1", "7 13 17"])
+@pytest.mark.parametrize("anyway", [[], ["--anyway"]])
+def test_unaligned_shape_cannot_use_our_kernels(cli, manifest, tmp_path, shape, anyway) -> None:
+    """Issue 16: 1x1x1 used to export a kernel that needs N and K multiples of 8."""
     result = cli(
-        "--db", tmp_path / "s.duckdb", "export", "64", "63", "64", "--format", "torch",
-        "--out", tmp_path / "o", "--manifest", manifest,
+        "--db", tmp_path / "s.duckdb", "export", *shape.split(), "--format", "torch",
+        "--out", tmp_path / "o", "--manifest", manifest, *anyway,
     )  # fmt: skip
-    assert result.code == 4 and "multiples of 8" in result.err
+    assert result.code == 4 and "N and K must be multiples of 8 (family cutlass_sm90)" in result.err
+    assert "pass --manifest" not in result.err  # it was given: the shape is what stops our kernels
+    assert len(result.err.strip().splitlines()) == 1 and not (tmp_path / "o").exists()
+
+
+def test_skipped_rows_are_named_with_why(cli, loaded_db, manifest, tmp_path) -> None:
+    """The fixture's published 1024_1024_1024 (1.02x, no source) ranks first, the baseline second
+    (our set's nearest config, 4096^3, is slower than its baseline). Export refuses, naming the row
+    it could not write out; with --anyway it takes our kernel and lists the skipped rows, on stderr
+    and in the README."""
+    out = tmp_path / "o"
+    args = ["--db", loaded_db, "export", "1024", "1024", "1024", "--format", "cuda-l2", "--out", out]
+    skipped = "rank 1 cuda-l2/h100_F32F16F16F32 1024_1024_1024: published results only, no kernel source"
+    refused = cli(*args, "--manifest", manifest)
+    assert (
+        refused.code == 4 and f"lookup ranks above the baseline is not exportable ({skipped}" in refused.err
+    )
+    assert "then it says keep cuBLASLt-auto-tuning-tn: the fastest of the seven at your shape" in refused.err
+    result = cli(*args, "--manifest", manifest, "--json", "--anyway")
+    assert result.code == 0, result.err
+    data = result.json()
+    # below the baseline (rank 2), the three published covering configs are skipped too
+    assert data["set_id"] == "ours/h100_F32F16F16F32" and data["lookup_rank"] == 6
+    assert data["skipped"][0] == skipped and len(data["skipped"]) == 4 and f"skipped {skipped}" in result.err
+    assert data["exported_over_baseline"].startswith("rank 2, keep cuBLASLt-auto-tuning-tn: ")
+    assert f"- {skipped}" in (out / "README.md").read_text()
+
+
+def test_export_creates_the_folders_above_out(cli, manifest, tmp_path, monkeypatch) -> None:
+    """Issue 16: export needed the parent of --out to exist; a failed export still leaves nothing,
+    not even the folders it made for it."""
+    out = tmp_path / "a" / "b" / "pkg"
+    args = ["--db", tmp_path / "s.duckdb", "export", *SKINNY.astuple(), "--format", "cuda-l2"]
+    assert cli(*args, "--manifest", manifest, "--out", out).code == 0 and (out / "README.md").is_file()
+    from cuda_l2_explorer.db.errors import IOFailure
+    from cuda_l2_explorer.engine.export import run as run_module
+
+    def disk_full(*_args, **_kwargs):
+        raise IOFailure("no space left on device")
+
+    monkeypatch.setattr(run_module, "write_tree", disk_full)
+    failed = cli(*args, "--manifest", manifest, "--out", tmp_path / "c" / "d" / "pkg")
+    assert failed.code == 5 and not (tmp_path / "c").exists()
+    assert (tmp_path / "a" / "b").is_dir()  # folders that were there before are kept
 
 
 def test_cli_export_json_lists_files(cli, manifest, tmp_path) -> None:
@@ -199,6 +272,38 @@ def test_torch_package_files_parse(manifest) -> None:
     assert "ALIGNMENT = 8" in init and "SHAPE = (64, 8192, 4096)" in init
     assert '#include "kernel.cu"' in files["src/pkg/csrc/binding.cu"]
     assert '["src/pkg/csrc/binding.cu"]' in setup
+
+
+@pytest.mark.parametrize(
+    "cuda, cuda_home, says",
+    [
+        (None, None, "needs a CUDA build of torch; this torch (2.9.0+cpu) is CPU-only"),
+        ("12.8", None, "nvcc was not found: install the CUDA toolkit or set CUDA_HOME"),
+    ],
+)
+def test_torch_package_build_explains_a_cpu_only_torch(manifest, tmp_path, cuda, cuda_home, says) -> None:
+    """Issue 16: `pip install .` of a torch export on a CPU-only torch ended in a CUDA_HOME traceback.
+    The package's setup.py runs for real here; a CPU-only torch (hundreds of MB, not installable in
+    this test's time) is stood in for by the two attributes setup.py reads of it."""
+    write_tree(render_files(_plan_library(manifest, SKINNY), "torch", "pkg"), tmp_path / "pkg")
+    fake = tmp_path / "site" / "torch"
+    (fake / "utils").mkdir(parents=True)
+    (fake / "__init__.py").write_text(f"__version__ = '2.9.0+cpu'\nclass version:\n    cuda = {cuda!r}\n")
+    (fake / "utils" / "__init__.py").write_text("")
+    (fake / "utils" / "cpp_extension.py").write_text(
+        f"CUDA_HOME = {cuda_home!r}\nBuildExtension = CUDAExtension = None\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "site")}
+    result = subprocess.run(
+        [sys.executable, "setup.py", "build_ext"],
+        cwd=tmp_path / "pkg",
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith("pkg ") and says in line
 
 
 def test_torch_package_tests_cannot_import_the_unbuilt_package(manifest, tmp_path) -> None:
@@ -509,6 +614,8 @@ def test_a_stored_set_of_ours_exports_without_a_manifest(db_path, tmp_path) -> N
     with Store.open(db_path) as store, store.transaction():
         _insert_bench_run(store, "r1", 256, 512, 1024)
     with Store.open(db_path, read_only=True) as store:
-        plan = plan_export(store, Shape(300, 512, 1024), set_="ours/h100_F32F16F16F32", manifests=[])
+        plan = plan_export(
+            store, Shape(300, 512, 1024), set_="ours/h100_F32F16F16F32", manifests=[], anyway=True
+        )
     assert isinstance(plan.kernel, LibraryKernel) and plan.kernel.config == cfg
     assert plan.tier == "nearest" and plan.runtime_shapes and plan.evidence.kernel_us == pytest.approx(10.0)

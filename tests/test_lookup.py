@@ -1,20 +1,51 @@
-"""Lookup semantics (SPEC §8): unit cases, property tests, and the store-backed path."""
+"""Lookup semantics (SPEC §8, issue 16): unit cases, property tests, and the store-backed path.
 
+The answer names a winner: a kernel only when its prediction for your shape beats the best
+baseline beyond the run-to-run spread, else "keep <baseline>"; one GPU and one accumulator at a
+time; runtime-shape kernels only where their family's limits allow the shape.
+"""
+
+import json
+import os
 import random
+import stat
 
 import pytest
 from cuda_l2_explorer.db.shapes import GRID_VALUES, Shape
-from cuda_l2_explorer.engine.lookup import Candidate, rank
+from cuda_l2_explorer.engine.lookup import BASELINE, Candidate, answer, choose_gpu, rank
+from cuda_l2_explorer.tuner import tiny
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 GRID_SMALL = (64, 128, 256, 512, 1024)
+UPSTREAM = os.path.join(os.path.dirname(__file__), "data", "upstream")
 
 
 def cand(m, n, k, speedup=1.1, **kw):
+    """A published row by default (its outcome as the views give it: any ratio above 1 wins)."""
     defaults = dict(set_id="s/h100_F32F16F16F32", gpu="h100", mode="offline", source="published")
     defaults.update(kw)
+    if "outcome" not in kw and defaults["source"] == "published":
+        defaults["outcome"] = "win" if speedup > 1 else "loss" if speedup < 1 else "same"
     return Candidate(shape=Shape(m, n, k), speedup_best=speedup, **defaults)
+
+
+def measured(m, n, k, kernel_us, baseline_us, spread=0.01, **kw):
+    """A measured row: kernel and best-baseline medians with a +-spread p10/p90 (as the views do)."""
+    k_s, b_s = kernel_us * 1e-6, baseline_us * 1e-6
+    low, high = b_s * (1 - spread) / (k_s * (1 + spread)), b_s * (1 + spread) / (k_s * (1 - spread))
+    defaults = dict(set_id="ours/h100_F32F16F16F32", runtime_shapes=True, family="cutlass_sm90", tile_m=128)
+    defaults.update(kw)
+    return cand(
+        m, n, k, b_s / k_s, source="measured", kernel_s=k_s, kernel_p10_s=k_s * (1 - spread),
+        kernel_p90_s=k_s * (1 + spread), best_baseline_s=b_s, baseline_p10_s=b_s * (1 - spread),
+        baseline_p90_s=b_s * (1 + spread), best_baseline="cuBLASLt-auto-tuning-tn",
+        outcome="win" if low > 1 else "loss" if high < 1 else "same", **defaults,
+    )  # fmt: skip
+
+
+def kernels(result):
+    return [r for r in result.candidates if r.tier != BASELINE]
 
 
 def test_exact_beats_covering_and_covering_ranks_by_waste():
@@ -25,16 +56,16 @@ def test_exact_beats_covering_and_covering_ranks_by_waste():
         cand(512, 512, 512, 2.0),
     ]
     result = rank(Shape(1024, 1024, 1024), cands)
-    assert [r.tier for r in result.candidates] == ["exact", "covering", "covering"]
+    assert [r.tier for r in kernels(result)] == ["exact", "covering", "covering"]
     assert result.candidates[0].candidate.shape == Shape(1024, 1024, 1024)
-    assert result.candidates[1].candidate.shape == Shape(1024, 1024, 2048)  # less padding first
+    assert kernels(result)[1].candidate.shape == Shape(1024, 1024, 2048)  # less padding first
     assert result.covered
 
 
 def test_off_grid_query_gets_smallest_covering_config():
     cands = [cand(m, n, k) for m in GRID_SMALL for n in GRID_SMALL for k in GRID_SMALL]
     result = rank(Shape(1000, 1000, 1000), cands)
-    top = result.candidates[0]
+    top = kernels(result)[0]
     assert top.tier == "covering" and top.candidate.shape == Shape(1024, 1024, 1024)
     assert top.runs_at == "padded to 1024_1024_1024"
     assert "upper bound" in top.predicted_basis
@@ -44,7 +75,7 @@ def test_measured_time_outranks_volume_for_covering():
     slow_small = cand(1024, 1024, 1024, source="measured", kernel_s=50e-6, kernel_padded_s=60e-6)
     fast_big = cand(1024, 1024, 2048, source="measured", kernel_s=40e-6, kernel_padded_s=45e-6)
     result = rank(Shape(1000, 1000, 1000), [slow_small, fast_big])
-    assert [r.candidate.shape for r in result.candidates] == [fast_big.shape, slow_small.shape]
+    assert [r.candidate.shape for r in kernels(result)] == [fast_big.shape, slow_small.shape]
 
 
 def test_prediction_uses_measured_baseline_at_the_query_shape():
@@ -69,24 +100,167 @@ def test_runtime_shape_kernels_run_at_the_true_shape():
     near = cand(1024, 1024, 1024, runtime_shapes=True, speedup=1.3)
     far = cand(4096, 4096, 4096, runtime_shapes=True, speedup=1.5)
     result = rank(Shape(1000, 1000, 1000), [far, near])
-    assert [r.candidate for r in result.candidates] == [near, far]
-    assert all(r.tier == "nearest" and r.runs_at == "your shape" for r in result.candidates)
+    assert [r.candidate for r in kernels(result)] == [near, far]
+    assert all(r.tier == "nearest" and r.runs_at == "your shape" for r in kernels(result))
 
 
 def test_nothing_covers_says_so_and_shows_nearest():
     cands = [cand(m, n, k) for m in GRID_VALUES for n in (64, 128) for k in (64, 128)]
-    result = rank(Shape(20000, 64, 64), cands, limit=3)
+    result = rank(Shape(20000, 64, 64), cands, limit=4)
     assert not result.covered
     assert "nothing covers" in result.message and "M above the largest config" in result.message
-    assert [r.tier for r in result.candidates] == ["uncovered"] * 3
-    assert result.candidates[0].candidate.shape == Shape(16384, 64, 64)
-    assert all(r.predicted_speedup is None for r in result.candidates)
+    assert [r.tier for r in result.candidates] == [BASELINE, "uncovered", "uncovered", "uncovered"]
+    assert result.candidates[1].candidate.shape == Shape(16384, 64, 64)
+    assert all(r.predicted_speedup is None for r in kernels(result))
+    assert result.answer.startswith("keep ") and "no kernel here can run 20000_64_64" in result.answer
 
 
 def test_no_data():
     result = rank(Shape(1, 1, 1), [])
-    assert result.candidates == [] and not result.covered
+    assert result.candidates == [] and not result.covered and "no data" in result.answer
 
+
+# ---------------------------------------------------------------------------- the baseline
+
+
+def test_a_measured_win_beyond_the_spread_is_the_answer():
+    win = measured(1024, 1024, 1024, kernel_us=10.0, baseline_us=12.0)
+    result = rank(Shape(1024, 1024, 1024), [win])
+    top = result.candidates[0]
+    assert top.tier == "exact" and top.beats_baseline and not result.keep_baseline
+    assert top.predicted_low == pytest.approx(12 * 0.99 / (10 * 1.01))
+    assert top.predicted_high == pytest.approx(12 * 1.01 / (10 * 0.99))
+    assert [r.tier for r in result.candidates] == ["exact", BASELINE]
+    assert result.answer.startswith("use ours/h100_F32F16F16F32 1024_1024_1024 (exact")
+    assert "1.200x [1.176-1.224]" in result.answer
+
+
+def test_a_win_inside_the_spread_keeps_the_baseline():
+    same = measured(1024, 1024, 1024, kernel_us=10.0, baseline_us=10.3, spread=0.05)
+    result = rank(Shape(1024, 1024, 1024), [same])
+    assert result.keep_baseline and [r.tier for r in result.candidates] == [BASELINE, "exact"]
+    keep = result.candidates[0]
+    assert keep.candidate.best_baseline == "cuBLASLt-auto-tuning-tn" and keep.predicted_speedup == 1.0
+    assert result.answer.startswith("keep cuBLASLt-auto-tuning-tn (10.30 us at your shape, measured on h100")
+    assert "best kernel here is ours/h100_F32F16F16F32 1024_1024_1024 (exact) at 1.030x" in result.answer
+    assert "not faster beyond the run-to-run spread" in result.answer
+
+
+def test_an_upper_bound_never_beats_the_baseline():
+    result = rank(Shape(1000, 1000, 1000), [cand(1024, 1024, 1024, 1.3)])
+    assert result.keep_baseline
+    bound = kernels(result)[0]
+    assert bound.predicted_low is None and bound.predicted_high == pytest.approx(1.3)
+    assert "<= 1.300x" in result.answer and "an upper bound" in result.answer
+
+
+def test_a_win_measured_far_away_is_not_an_estimate_for_your_shape():
+    """A runtime-shape set loses at your shape; one of its kernels won at a far config. The answer
+    keeps the baseline; the far win is listed after it, not first."""
+    query = Shape(8192, 8192, 8192)
+    lose_here = measured(8192, 8192, 8192, kernel_us=1700.0, baseline_us=1645.0)
+    win_far = measured(2048, 4096, 1024, kernel_us=28.0, baseline_us=31.0)
+    result = rank(query, [win_far, lose_here])
+    assert [(r.tier, r.candidate) for r in result.candidates] == [
+        (BASELINE, result.candidates[0].candidate),
+        ("exact", lose_here),
+        ("nearest", win_far),
+    ]
+    assert result.candidates[0].candidate.shape == query  # the figure is the one at your shape
+
+
+def test_the_nearest_config_of_a_runtime_shape_set_is_its_estimate():
+    query = Shape(4096, 14336, 4096)
+    nearest_win = measured(4096, 16384, 4096, kernel_us=800.0, baseline_us=850.0)
+    farther_loss = measured(4096, 12288, 4096, kernel_us=700.0, baseline_us=650.0)
+    result = rank(query, [farther_loss, nearest_win])
+    assert result.candidates[0].candidate is nearest_win and result.candidates[0].tier == "nearest"
+    assert "estimate" in result.candidates[0].predicted_basis
+    # the same set losing at its nearest config keeps the baseline, however it does farther away
+    nearest_loss = measured(4096, 16384, 4096, kernel_us=900.0, baseline_us=850.0)
+    farther_win = measured(4096, 12288, 4096, kernel_us=600.0, baseline_us=650.0)
+    result = rank(query, [farther_win, nearest_loss])
+    assert result.keep_baseline
+    keep = result.candidates[0].candidate
+    assert keep.shape == Shape(4096, 16384, 4096) and keep.best_baseline_s == pytest.approx(850e-6)
+
+
+def test_one_baseline_entry_per_gpu_and_mode():
+    cands = [
+        measured(64, 64, 64, 4.0, 5.0, gpu="h100"),
+        measured(64, 64, 64, 4.0, 3.0, gpu="h200"),
+        measured(64, 64, 64, 4.0, 3.0, gpu="h200", mode="server"),
+    ]
+    result = rank(Shape(64, 64, 64), cands, limit=None)
+    baselines = [(r.candidate.gpu, r.candidate.mode) for r in result.candidates if r.tier == BASELINE]
+    assert baselines == [("h100", "offline"), ("h200", "offline"), ("h200", "server")]
+    assert result.candidates[0].candidate.gpu == "h100" and result.candidates[0].tier == "exact"
+
+
+# ---------------------------------------------------------------------------- family limits
+
+
+@pytest.mark.parametrize("query", [Shape(1, 1, 1), Shape(7, 13, 17), Shape(64, 60, 64), Shape(64, 64, 63)])
+def test_runtime_shape_kernels_honour_their_family_alignment(query):
+    ours = [measured(m, 64, 64, 4.0, 5.0) for m in (64, 128)]
+    covering = cand(64, 64, 64, 1.2, set_id="cuda-l2/h100_F32F16F16F32")
+    result = rank(query, [*ours, covering], limit=None)
+    assert all(r.tier != "nearest" for r in result.candidates)
+    unfit = [r for r in result.candidates if r.candidate in ours]
+    assert unfit == [] or all(r.tier == "uncovered" for r in unfit)
+    assert "2 runtime-shape kernel(s) cannot run it" in result.message
+    assert ours[0].why_not(query) == "N and K must be multiples of 8 (family cutlass_sm90)"
+    # nothing runnable but the published covering row, an upper bound: keep the baseline
+    assert result.keep_baseline and kernels(result)[0].candidate is covering
+    # with nothing covering either, the answer says why our kernels cannot run it
+    alone = rank(query, ours)
+    assert not alone.covered and "multiples of 8" in alone.candidates[1].predicted_basis
+
+
+def test_the_tiny_family_declares_its_grid_limit_on_m():
+    tile_m = 16
+    edge = tiny.MAX_M_TILES * tile_m
+    fits = measured(64, 64, 64, 4.0, 5.0, family=tiny.TINY_FAMILY, tile_m=tile_m)
+    assert fits.why_not(Shape(edge, 64, 64)) is None
+    assert fits.why_not(Shape(edge + 1, 64, 64)) == (
+        f"M must be at most {edge} ({tiny.MAX_M_TILES} tiles of {tile_m} rows) (family {tiny.TINY_FAMILY})"
+    )
+    assert rank(Shape(edge + 1, 64, 64), [fits]).candidates[1].tier == "uncovered"
+
+
+# ---------------------------------------------------------------------------- one GPU
+
+
+def test_choose_gpu_prefers_this_machine_then_measured_rows():
+    rows = [
+        cand(64, 64, 64, gpu="a100"),
+        cand(128, 64, 64, gpu="a100"),
+        cand(64, 64, 64, gpu="3090"),
+        measured(64, 64, 64, 4.0, 5.0),
+    ]
+    query = Shape(64, 64, 64)
+    assert choose_gpu(query, rows, "a100") == ("a100", "this machine's GPU")
+    gpu, why = choose_gpu(query, rows, None)
+    assert (gpu, why) == ("h100", "most measured rows for this shape: 1")
+    gpu, why = choose_gpu(query, rows, "l40s")  # this machine's GPU has no data: said so
+    assert gpu == "h100" and why.endswith("this machine's l40s has none")
+    assert choose_gpu(query, rows[:3], None) == ("a100", "most rows for this shape: 2")
+
+
+def test_answer_never_mixes_gpus_unless_asked():
+    h100 = measured(64, 64, 64, 5.0, 4.0)
+    a100 = cand(64, 64, 64, 1.4, gpu="a100", set_id="cuda-l2/a100_F32F16F16F32")
+    result = answer(Shape(64, 64, 64), [a100, h100], machine_gpu="h100")
+    assert {r.candidate.gpu for r in result.candidates} == {"h100"} and result.keep_baseline
+    assert result.gpu == "h100" and result.gpu_choice == "this machine's GPU"
+    assert result.notes == ["rows of a100 left out (another GPU: --gpu G or --any-gpu)"]
+    assert "64_64_64 on h100 (this machine's GPU), any mode" in result.scope()
+    mixed = answer(Shape(64, 64, 64), [a100, h100], any_gpu=True, machine_gpu="h100")
+    assert {r.candidate.gpu for r in mixed.candidates} == {"h100", "a100"} and mixed.gpu is None
+    assert mixed.candidates[0].candidate is a100  # the published exact win, on another GPU
+
+
+# ---------------------------------------------------------------------------- properties
 
 shapes = st.builds(
     Shape, st.sampled_from(GRID_SMALL), st.sampled_from(GRID_SMALL), st.sampled_from(GRID_SMALL)
@@ -104,46 +278,70 @@ candidates = st.lists(
         speedup_best=st.floats(0.2, 3.0),
         kernel_s=st.one_of(st.none(), st.floats(1e-6, 1e-2)),
         kernel_padded_s=st.one_of(st.none(), st.floats(1e-6, 1e-2)),
+        outcome=st.sampled_from([None, "win", "loss", "same"]),
+        family=st.sampled_from([None, "cutlass_sm90"]),
     ),
     max_size=25,
 )
+ORDER = {"exact": 0, "covering": 1, "nearest": 2, "uncovered": 3}
 
 
 @settings(max_examples=300, deadline=None)
 @given(queries, candidates)
 def test_properties(query, cands):
     result = rank(query, cands, limit=None)
-    tiers = [r.tier for r in result.candidates]
+    entries = result.candidates
     # a covering answer always covers, and is padded; exact and nearest run at the true shape
-    for r in result.candidates:
+    for r in entries:
         if r.tier == "covering":
             assert r.candidate.shape.covers(query) and not r.candidate.runtime_shapes
         if r.tier == "exact":
             assert r.candidate.shape == query
-    # exact beats covering beats nearest; uncovered only when nothing else exists
-    order = {"exact": 0, "covering": 1, "nearest": 2, "uncovered": 3}
-    assert tiers == sorted(tiers, key=order.get)
-    assert ("uncovered" in tiers) == (not result.covered and bool(cands))
+        if r.tier == "nearest":
+            assert r.candidate.runtime_shapes and r.candidate.why_not(query) is None
+    # winners (beyond the spread) first, then one baseline per GPU and mode, then the rest;
+    # each part in tier order; uncovered only when nothing else exists
+    groups = {(c.gpu, c.mode) for c in cands if not result.covered or (_runs(query, c))}
+    first_baseline = next((i for i, r in enumerate(entries) if r.tier == BASELINE), len(entries))
+    winners = entries[:first_baseline]
+    assert all(r.beats_baseline for r in winners)
+    assert [r.tier for r in winners] == sorted((r.tier for r in winners), key=ORDER.get)
+    baselines = [(r.candidate.gpu, r.candidate.mode) for r in entries if r.tier == BASELINE]
+    assert baselines == sorted(groups)
+    rest = [r.tier for r in entries[first_baseline:] if r.tier != BASELINE]
+    assert rest == sorted(rest, key=ORDER.get)
+    assert ("uncovered" in rest) == (not result.covered and bool(cands))
+    # the answer names the top entry
+    if entries:
+        assert result.answer.startswith("keep " if entries[0].tier == BASELINE else "use ")
     # ranks are 1..n and every runnable candidate is listed
-    assert [r.rank for r in result.candidates] == list(range(1, len(tiers) + 1))
+    assert [r.rank for r in entries] == list(range(1, len(entries) + 1))
     if result.covered:
-        assert len(result.candidates) == sum(
-            1 for c in cands if c.shape == query or c.runtime_shapes or c.shape.covers(query)
-        )
+        assert sum(1 for r in entries if r.tier != BASELINE) == sum(1 for c in cands if _runs(query, c))
     # ordering is stable: the same answer whatever the input order
     shuffled = list(cands)
     random.Random(len(cands)).shuffle(shuffled)
     again = rank(query, shuffled, limit=None)
-    assert [r.record() for r in again.candidates] == [r.record() for r in result.candidates]
+    assert [r.record() for r in again.candidates] == [r.record() for r in entries]
+    assert again.answer == result.answer
+
+
+def _runs(query: Shape, c: Candidate) -> bool:
+    if c.shape == query:
+        return True
+    return c.why_not(query) is None if c.runtime_shapes else c.shape.covers(query)
 
 
 @settings(max_examples=100, deadline=None)
 @given(queries, candidates, st.integers(1, 5))
 def test_limit_is_a_prefix(query, cands, limit):
-    full = rank(query, cands, limit=None).candidates
-    assert [r.record() for r in rank(query, cands, limit=limit).candidates] == [
-        r.record() for r in full[:limit]
-    ]
+    full = rank(query, cands, limit=None)
+    short = rank(query, cands, limit=limit)
+    assert [r.record() for r in short.candidates] == [r.record() for r in full.candidates[:limit]]
+    assert short.answer == full.answer
+
+
+# ---------------------------------------------------------------------------- the store and the CLI
 
 
 def test_lookup_through_the_cli(cli, loaded_db):
@@ -151,13 +349,131 @@ def test_lookup_through_the_cli(cli, loaded_db):
     assert result.code == 0, result.err
     data = result.json()
     assert data["query"] == {"m": 1000, "n": 1000, "k": 1000}
-    assert data["covered"] is True
-    top = data["candidates"][0]
+    assert data["covered"] is True and data["keep_baseline"] is True and data["gpu"] == "h100"
+    assert data["answer"].startswith("keep cuBLASLt-auto-tuning-tn")
+    keep, top = data["candidates"][:2]
+    assert keep["tier"] == BASELINE and keep["baseline"] == "cuBLASLt-auto-tuning-tn"
     assert (top["m"], top["n"], top["k"], top["tier"]) == (1024, 1024, 1024, "covering")
     assert top["predicted_speedup"] == pytest.approx(1.02)  # best baseline: auto-tuning-tn 1.020
+    assert top["predicted_low"] is None and top["predicted_high"] == pytest.approx(1.02)
     assert top["evidence"]["source"] == "published"
     assert top["evidence"]["from"].endswith("speedup_offline.csv")
-    assert [c["tier"] for c in data["candidates"]] == ["covering"] * 4
+    assert [c["tier"] for c in data["candidates"]] == [BASELINE] + ["covering"] * 4
     exact = cli("--db", loaded_db, "lookup", "64", "64", "64", "--json", "--mode", "server").json()
-    assert exact["candidates"][0]["tier"] == "exact"
+    assert exact["candidates"][0]["tier"] == "exact" and exact["mode"] == "server"
     assert exact["candidates"][0]["predicted_speedup"] == pytest.approx(1.375)
+    text = cli("--db", loaded_db, "lookup", "64", "64", "64", "--mode", "server")
+    assert text.out.startswith("answer: use cuda-l2/h100_F32F16F16F32 64_64_64 (exact")
+    assert (
+        "64_64_64 on h100 (most rows for this shape: " in text.err and "server, fp32 accumulation" in text.err
+    )
+
+
+def _few_rows(name: str, folder, configs=("64_64_64", "4096_16384_4096", "8192_16384_8192")):
+    """The upstream CSV ``name`` cut to a few configs (a whole file takes seconds to import)."""
+    lines = open(os.path.join(UPSTREAM, name)).read().splitlines()
+    target = folder / name
+    target.write_text(
+        "\n".join([lines[0], *(line for line in lines if line.split(",")[0] in configs)]) + "\n"
+    )
+    return target
+
+
+def test_fp16_sets_are_never_offered_for_fp32(cli, db_path, tmp_path):
+    fp16 = _few_rows("cuda_l2_a100_F16F16F16F16_speedup_offline.csv", tmp_path)
+    fp32 = _few_rows("cuda_l2_a100_F32F16F16F32_speedup_offline.csv", tmp_path)
+    assert cli("--db", db_path, "-q", "import-results", fp16, fp32).code == 0
+    data = cli("--db", db_path, "lookup", "4096", "14336", "4096", "--json", "--any-gpu").json()
+    assert data["accumulator"] == "F32F16F16F32"
+    assert {c["set_id"] for c in data["candidates"] if c["tier"] != BASELINE} == {"cuda-l2/a100_F32F16F16F32"}
+    assert any("--accumulator fp16" in note for note in data["notes"])
+    fp16_answer = cli("--db", db_path, "lookup", "4096", "14336", "4096", "--json", "--accumulator", "fp16")
+    data = fp16_answer.json()
+    assert {c["set_id"] for c in data["candidates"] if c["tier"] != BASELINE} == {"cuda-l2/a100_F16F16F16F16"}
+    # a set that accumulates in fp16, named with --set, is looked up as such
+    named = cli("--db", db_path, "lookup", "64", "64", "64", "--json", "--set", "cuda-l2/a100_F16F16F16F16")
+    assert named.json()["accumulator"] == "F16F16F16F16"
+    bad = cli("--db", db_path, "lookup", "64", "64", "64", "--accumulator", "tf32")
+    assert bad.code == 2 and "--accumulator must be fp32 or fp16" in bad.err
+
+
+def test_this_machines_gpu_is_the_default(cli, db_path, tmp_path, monkeypatch):
+    """The driver's tool names this machine's GPU; a script in its place on PATH stands in for a
+    GPU on this CPU machine (the GPU tests check the real one)."""
+    h100 = _few_rows("cuda_l2_h100_F32F16F16F32_speedup_offline.csv", tmp_path)
+    a100 = _few_rows("cuda_l2_a100_F32F16F16F32_speedup_offline.csv", tmp_path)
+    assert cli("--db", db_path, "-q", "import-results", h100, a100).code == 0
+    tool = tmp_path / "bin" / "nvidia-smi"
+    tool.parent.mkdir()
+    tool.write_text("#!/bin/sh\necho 'NVIDIA A100-SXM4-80GB'\n")
+    tool.chmod(tool.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("PATH", f"{tool.parent}{os.pathsep}{os.environ['PATH']}")
+    data = cli("--db", db_path, "lookup", "64", "64", "64", "--json").json()
+    assert (data["gpu"], data["gpu_choice"]) == ("a100", "this machine's GPU")
+    assert {c["gpu"] for c in data["candidates"]} == {"a100"}
+    asked = cli("--db", db_path, "lookup", "64", "64", "64", "--json", "--gpu", "h100").json()
+    assert (asked["gpu"], asked["gpu_choice"]) == ("h100", "asked for")
+    tool.write_text("#!/bin/sh\necho 'No devices were found' >&2\nexit 6\n")  # a driver, no GPU
+    data = cli("--db", db_path, "lookup", "64", "64", "64", "--json").json()
+    assert data["gpu_choice"] == "most rows for this shape: 3"  # every config covers 64_64_64
+
+
+# ---------------------------------------------------------------------------- calibration
+
+
+def _tuned_set_measured(store, measured: dict) -> None:
+    """A tuned set of ours (as `tune` records it) with one bench run: per config the kernel's and
+    the best baseline's medians (us), each with a +-1% p10/p90."""
+    from cuda_l2_explorer.tuner.catalog import KernelConfig
+
+    params = json.dumps({"kernel": KernelConfig(128, 128).to_dict(), "variant": {}, "kernel_name": "k"})
+    store.con.execute(
+        "INSERT INTO kernel_sets (set_id, name, gpu, accumulator, origin) "
+        "VALUES ('tuned/h100_F32F16F16F32', 'tuned', 'h100', 'F32F16F16F32', 'ours')"
+    )
+    store.con.execute(
+        "INSERT INTO runs (run_id, kind, set_id, gpu, mode, status, tool_version) "
+        "VALUES ('t1', 'bench', 'tuned/h100_F32F16F16F32', 'h100', 'offline', 'complete', 'test')"
+    )
+    rows = []
+    for (m, n, k), (kernel_us, baseline_us) in measured.items():
+        store.con.execute(
+            "INSERT INTO kernels (kernel_id, set_id, m, n, k, runtime_shapes, family, params) "
+            "VALUES (?, 'tuned/h100_F32F16F16F32', ?, ?, ?, true, 'cutlass_sm90', ?)",
+            [f"tuned:{m}_{n}_{k}", m, n, k, params],
+        )
+        for impl, us in (("kernel", kernel_us), ("cuBLASLt-auto-tuning-tn", baseline_us)):
+            s = us * 1e-6
+            rows.append(("t1", m, n, k, impl, "device_time", "s", 20, s, s * 0.99, s * 1.01, "ok"))
+    columns = "run_id m n k implementation metric unit n_samples median p10 p90 status".split()
+    store.insert_rows("measurements", columns, rows)
+
+
+def test_calibration_sets_each_tuned_config_beside_what_lookup_predicts_without_it(db_path):
+    from cuda_l2_explorer.db.store import Store
+    from cuda_l2_explorer.engine.lookup import calibration
+
+    measured = {
+        (1024, 1024, 1024): (10.0, 12.0),
+        (1024, 1024, 2048): (20.0, 21.0),
+        (4096, 4096, 4096): (50.0, 45.0),
+    }
+    with Store.open(db_path) as store, store.transaction():
+        _tuned_set_measured(store, measured)
+    with Store.open(db_path, read_only=True, with_bundled=False) as store:
+        report = calibration(store)
+        just_one = calibration(store, shapes=[Shape(1024, 1024, 1024)])
+    by_shape = {str(p.shape): p for p in report.points}
+    assert set(by_shape) == {"1024_1024_1024", "1024_1024_2048", "4096_4096_4096"}
+    point = by_shape["1024_1024_1024"]  # predicted from its nearest other config, 1024_1024_2048
+    assert point.predicted.speedup == pytest.approx(21 / 20) and point.measured == pytest.approx(1.2)
+    assert "tuned/h100_F32F16F16F32 1024_1024_2048 (nearest)" in point.predicted_from and not point.inside
+    assert point.text().startswith("1024_1024_1024 on h100 offline: lookup predicted 1.050x [1.029-1.071]")
+    assert point.text().endswith("measured 1.200x [1.176-1.224] (outside the prediction)")
+    ratios = [1.2 / 1.05, (21 / 20) / 1.2, 0.9 / 1.05]  # 4096^3's nearest is 1024_1024_2048 too
+    geomean = (ratios[0] * ratios[1] * ratios[2]) ** (1 / 3)
+    assert report.summary() == (
+        f"predictor calibration over 3 tuned config(s): measured/predicted geomean {geomean:.3f} "
+        f"(from {min(ratios):.3f} to {max(ratios):.3f}), 0 of 3 inside the predicted interval"
+    )
+    assert [str(p.shape) for p in just_one.points] == ["1024_1024_1024"]

@@ -11,7 +11,7 @@ from importlib.resources import files
 from pathlib import Path
 
 import pytest
-from cuda_l2_explorer.tuner import abi, families, native, search_space, templates
+from cuda_l2_explorer.tuner import abi, families, native, search_space, templates, tiny
 from cuda_l2_explorer.tuner.catalog import KernelConfig
 from cuda_l2_explorer.tuner.config import ConfigError
 from cuda_l2_explorer.tuner.families import FAMILIES, family_of, kernel_from_dict
@@ -46,6 +46,25 @@ def test_shape_support_follows_the_alignment_the_c_code_checks() -> None:
         assert not family.supports(64, a + 1, 64) and not family.supports(64, 64, a - 1)
         assert not family.supports(0, 64, 64)
     assert families.RUNTIME_SHAPE_ALIGNMENT == 8
+
+
+def test_size_limits_are_data_the_c_code_checks_too() -> None:
+    """Each family declares its limits (alignment, largest dimension, grid bound on the M tiles);
+    why_not says which one a shape breaks, as the entry points' checks would refuse it."""
+    tiny_family = FAMILIES["sm90_mma_tiny"]
+    source = tiny_family.render_tu(tiny_family.catalog()[:1])
+    assert f"> {tiny_family.max_m_tiles}) return kCannotImplement;" in source
+    assert tiny_family.max_m_tiles == tiny.MAX_M_TILES
+    edge = tiny.MAX_M_TILES * 16
+    assert tiny_family.why_not(edge, 64, 64, {"tile_m": 16}) is None
+    assert tiny_family.why_not(edge + 1, 64, 64, {"tile_m": 16}) == (
+        f"M must be at most {edge} ({tiny.MAX_M_TILES} tiles of 16 rows)"
+    )
+    assert tiny_family.supports(edge + 1, 64, 64)  # without a config, the tile bound is unknown
+    for family in FAMILIES.values():
+        assert family.why_not(7, 13, 17) == "N and K must be multiples of 8"
+        assert family.why_not(2**31, 64, 64) == f"M, N and K must be at most {2**31 - 1}"
+        assert family.why_not(0, 64, 64) == "M, N and K must be positive"
 
 
 def test_family_flags_drive_the_checks_that_read_them() -> None:

@@ -153,14 +153,18 @@ def test_tune_command_errors_are_one_line(cli, monkeypatch, tmp_path) -> None:
     bad = cli("tune", "64", "64", "0x40")
     assert bad.code == 2 and "0x40" in bad.err
     monkeypatch.setenv("CUDA_L2_EXPLORER_TUNER_LIB", str(tmp_path / "missing.so"))
-    missing = cli("tune", "64", "64", "64")
-    assert missing.code == 4 and "python -m cuda_l2_explorer.tuner.build" in missing.err
-    library = tmp_path / "lib.so"
-    library.write_bytes(b"")
-    monkeypatch.setenv("CUDA_L2_EXPLORER_TUNER_LIB", str(library))
+    # With a GPU, a missing library gets the build advice (exit 4); without one, "no GPU" comes first
+    from cuda_l2_explorer.db.errors import NotFoundError
+    from cuda_l2_explorer.engine.library import library_path
+
+    with pytest.raises(NotFoundError, match=r"python -m cuda_l2_explorer\.tuner\.build"):
+        library_path(None)
     monkeypatch.setitem(__import__("sys").modules, "torch", None)  # as on a machine without torch
-    no_gpu = cli("tune", "64", "64", "64")
-    assert no_gpu.code == 7 and no_gpu.err.count("\n") == 1
+    (tmp_path / "lib.so").write_bytes(b"")
+    for library in (tmp_path / "missing.so", tmp_path / "lib.so"):
+        monkeypatch.setenv("CUDA_L2_EXPLORER_TUNER_LIB", str(library))
+        no_gpu = cli("tune", "64", "64", "64")
+        assert no_gpu.code == 7 and no_gpu.err.count("\n") == 1
 
 
 def test_keep_faster_merge_keeps_the_better_time() -> None:

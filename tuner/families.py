@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from cuda_l2_explorer.db.shapes import MAX_DIM
 from cuda_l2_explorer.tuner import emit, tiny
 from cuda_l2_explorer.tuner.abi import ABI_VERSION, STATUS_NAMES
 from cuda_l2_explorer.tuner.catalog import SM90_FAMILY, KernelConfig, first_catalog
@@ -44,6 +45,8 @@ class Family:
     alignment: int = 8  # N and K multiples of this (16-byte rows of fp16)
     runtime_shapes: bool = True  # M, N, K are runtime arguments: one kernel serves every shape
     size_limits: str = ""  # beyond alignment, what limits a shape (said to users)
+    max_dim: int = MAX_DIM  # M, N and K are C ints in the ABI
+    max_m_tiles: int | None = None  # a grid dimension holds the M tiles (tile_m rows each)
     sweeps_raster: bool = True  # raster order and swizzle change what it does
     decompositions: Callable[[Mapping[str, Any]], tuple[int, ...]] = lambda params: _DATA_PARALLEL
     max_splits: int | None = None  # split-K bound it enforces (None: its scheduler decides)
@@ -51,9 +54,25 @@ class Family:
     abi_version: int = ABI_VERSION
     statuses: Mapping[int, str] = field(default_factory=lambda: dict(STATUS_NAMES))
 
-    def supports(self, m: int, n: int, k: int) -> bool:
-        """Whether its kernels can run (M, N, K) (the entry points' shape checks)."""
-        return min(m, n, k) >= 1 and n % self.alignment == 0 and k % self.alignment == 0
+    def why_not(self, m: int, n: int, k: int, params: Mapping[str, Any] | None = None) -> str | None:
+        """Why its kernels cannot run (M, N, K), None when they can: the entry points' shape checks,
+        from the limits above (``params``: one kernel's config, for the limits that depend on it)."""
+        if min(m, n, k) < 1:
+            return "M, N and K must be positive"
+        if n % self.alignment or k % self.alignment:
+            return f"N and K must be multiples of {self.alignment}"
+        if max(m, n, k) > self.max_dim:
+            return f"M, N and K must be at most {self.max_dim}"
+        tile_m = int((params or {}).get("tile_m") or 0)
+        if self.max_m_tiles is not None and tile_m and -(-m // tile_m) > self.max_m_tiles:
+            return (
+                f"M must be at most {self.max_m_tiles * tile_m} ({self.max_m_tiles} tiles of {tile_m} rows)"
+            )
+        return None
+
+    def supports(self, m: int, n: int, k: int, params: Mapping[str, Any] | None = None) -> bool:
+        """Whether its kernels can run (M, N, K) (see :meth:`why_not`)."""
+        return self.why_not(m, n, k, params) is None
 
     def shape_rule(self) -> str:
         return f"any M; N and K multiples of {self.alignment}"
@@ -89,6 +108,7 @@ FAMILIES: dict[str, Family] = {
             sources=(tiny.PREAMBLE, tiny.KERNEL_TEMPLATE),
             needs_cutlass=False,
             size_limits="M up to 65535 tiles (grid y); A, B, C and the workspace 16-byte aligned",
+            max_m_tiles=tiny.MAX_M_TILES,
             sweeps_raster=False,
             decompositions=lambda params: (*_DATA_PARALLEL, _SPLIT_K),
             max_splits=tiny.MAX_SPLITS,

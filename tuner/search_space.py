@@ -130,7 +130,7 @@ def candidates(
     ping-pong overlaps the epilogue, which decides small-K shapes)."""
     scored: list[Candidate] = []
     for name, params in kernels.items():
-        if not family_of(params).supports(m, n, k):
+        if not family_of(params).supports(m, n, k, params):
             continue
         ranked = sorted(
             (

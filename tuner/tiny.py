@@ -54,6 +54,7 @@ from cuda_l2_explorer.tuner.templates import render
 
 TINY_FAMILY = "sm90_mma_tiny"
 MAX_SPLITS = 32
+MAX_M_TILES = 65535  # M tiles run along grid y (tiny_gemm.cuh checks the same bound)
 TILE_MS: tuple[int, ...] = (16, 32, 64, 128, 256)
 TILE_NS: tuple[int, ...] = (16, 32, 64, 128, 256)
 TILE_KS: tuple[int, ...] = (16, 32, 64, 128)

@@ -79,9 +79,11 @@ class DataSource:
             return browse.kernel_detail(store, set_id, shape)
 
     def export(self, query: Shape, set_id: str, fmt: str, out: Path, force: bool) -> ExportResult:
-        """The CLI's ``export`` (same engine): the kernel of ``set_id`` lookup chooses for ``query``."""
+        """The CLI's ``export`` (same engine): the kernel of ``set_id`` lookup chooses for ``query``.
+        The user chose that set's kernel in the kernel view, so it is exported even where lookup
+        keeps the baseline (``--anyway``: the README and the summary say so)."""
         with self._store() as store:
-            return export_kernel(store, query, fmt, out, set_=set_id, force=force)
+            return export_kernel(store, query, fmt, out, set_=set_id, force=force, anyway=True)
 
     def lookup(self, shape: Shape, gpu: str | None, mode: str | None) -> LookupResult:
         with self._store() as store:

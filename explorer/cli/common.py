@@ -52,10 +52,10 @@ def add_format(parser: argparse.ArgumentParser) -> None:
     parser.set_defaults(fmt="text")
 
 
-def add_filters(parser: argparse.ArgumentParser) -> None:
+def add_filters(parser: argparse.ArgumentParser, mode_help: str = "offline or server") -> None:
     parser.add_argument("--gpu", help="GPU label, e.g. h100, a100")
     parser.add_argument("--set", dest="set_", metavar="SET", help="kernel set name or id")
-    parser.add_argument("--mode", help="offline or server")
+    parser.add_argument("--mode", help=mode_help)
 
 
 def add_shape_choice(parser: argparse.ArgumentParser, mnk_help: str) -> None:

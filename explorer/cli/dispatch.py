@@ -28,10 +28,17 @@ from cuda_l2_explorer.db.errors import EXIT_INTERRUPTED, ExplorerError, IOFailur
 MODULES = (overview, info, sets, import_results, bench, runs, stats, lookup, export, tune)
 
 
-def _version() -> str:
-    from cuda_l2_explorer.engine.browse import version
+class _VersionAction(argparse.Action):
+    """``--version``, read from the installed metadata only when asked (not on every command)."""
 
-    return version()
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs) -> None:
+        super().__init__(option_strings, dest=dest, default=argparse.SUPPRESS, nargs=0, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object, **kwargs: object) -> None:
+        from cuda_l2_explorer.engine.browse import version
+
+        print(f"{PROG} {version()}")
+        parser.exit()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -41,7 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EXIT_CODES_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"{PROG} {_version()}")
+    parser.add_argument("--version", action=_VersionAction, help="show the version and exit")
     add_store_options(parser, top=True)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     for module in MODULES:

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from cuda_l2_explorer.cli.common import add_filters, open_store, say
+from cuda_l2_explorer.cli.lookup import add_lookup_scope
 
 NAME = "export"
 HELP = "write the kernel lookup chooses for an (M, N, K) into a folder (SPEC §9)"
@@ -24,8 +25,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="cuda-l2: the SPEC §4 .cu file; torch: a pip-installable extension package; "
         "cmake: CUDA C++ with a C API, a CMakeLists.txt and a test program",
     )
-    p.add_argument("--out", required=True, metavar="DIR", help="folder to create (must be absent or empty)")
-    add_filters(p)
+    p.add_argument(
+        "--out",
+        required=True,
+        metavar="DIR",
+        help="folder to create (must be absent or empty; missing folders above it are created)",
+    )
+    add_filters(p, mode_help="offline (default) or server")
+    add_lookup_scope(p)
+    p.add_argument(
+        "--anyway",
+        action="store_true",
+        help="export the best kernel even when lookup's answer is to keep the baseline (its README says so)",
+    )
     p.add_argument(
         "--manifest",
         action="append",
@@ -59,6 +71,9 @@ def run(args: argparse.Namespace) -> int:
             manifests=args.manifest,
             name=args.name,
             force=args.force,
+            accumulator=args.accumulator,
+            any_gpu=args.any_gpu,
+            anyway=args.anyway,
         )
     say(args, result.summary())
     if args.fmt == "json":

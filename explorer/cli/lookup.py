@@ -1,4 +1,5 @@
-"""``lookup M N K``: rank the kernels that can serve a shape, with their evidence (SPEC §8)."""
+"""``lookup M N K``: the answer for a shape (a kernel, or keep the baseline) and the ranked
+candidates with their evidence (SPEC §8)."""
 
 from __future__ import annotations
 
@@ -8,14 +9,30 @@ from cuda_l2_explorer.cli.common import add_filters, add_format, open_store, say
 from cuda_l2_explorer.db.errors import UsageError
 
 NAME = "lookup"
-HELP = "rank the kernels that can serve an (M, N, K), with their evidence"
+HELP = "the best kernel for an (M, N, K), or the baseline to keep, with the evidence"
+
+
+def add_lookup_scope(parser: argparse.ArgumentParser) -> None:
+    """--accumulator and --any-gpu: what one answer may mix (``lookup`` and ``export``)."""
+    parser.add_argument(
+        "--accumulator",
+        metavar="fp32|fp16",
+        help="accumulation of the sets to consider (default fp32; fp16 sets are never offered for fp32)",
+    )
+    parser.add_argument(
+        "--any-gpu",
+        action="store_true",
+        help="rank rows of every GPU together (default: this machine's GPU, else the GPU with the most "
+        "measured rows for the shape)",
+    )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("m", metavar="M")
     parser.add_argument("n", metavar="N")
     parser.add_argument("k", metavar="K")
-    add_filters(parser)
+    add_filters(parser, mode_help="offline (default) or server")
+    add_lookup_scope(parser)
     parser.add_argument("--limit", type=int, default=10, help="candidates to show (default 10)")
     add_format(parser)
 
@@ -23,17 +40,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from cuda_l2_explorer.cli.output import emit
     from cuda_l2_explorer.db.shapes import parse_shape
-    from cuda_l2_explorer.engine.lookup import lookup
+    from cuda_l2_explorer.engine.lookup import BASELINE, lookup
 
     query = parse_shape(args.m, args.n, args.k)
     if args.limit <= 0:
         raise UsageError("--limit must be a positive integer")
     with open_store(args) as store:
-        result = lookup(store, query, gpu=args.gpu, set_=args.set_, mode=args.mode, limit=args.limit)
+        result = lookup(
+            store,
+            query,
+            gpu=args.gpu,
+            set_=args.set_,
+            mode=args.mode,
+            limit=args.limit,
+            accumulator=args.accumulator,
+            any_gpu=args.any_gpu,
+        )
     if args.fmt == "json":
         emit(result.to_json(), "json")
         return 0
+    say(args, result.scope())
     say(args, result.message)
+    for note in result.notes:
+        say(args, f"note: {note}")
+    if args.fmt == "text":
+        print(f"answer: {result.answer}")
     rows = []
     for r in result.candidates:
         rec = r.record()
@@ -42,13 +73,15 @@ def run(args: argparse.Namespace) -> int:
             {
                 "rank": rec["rank"],
                 "tier": rec["tier"],
-                "set_id": rec["set_id"],
+                "set_id": f"keep {rec['baseline'] or 'baseline'}" if r.tier == BASELINE else rec["set_id"],
                 "gpu": rec["gpu"],
                 "mode": rec["mode"],
                 "config": ev["config"],
                 "runs_at": rec["runs_at"],
                 "volume_x": rec["padded_volume_ratio"],
                 "predicted": rec["predicted_speedup"],
+                "low": rec["predicted_low"],
+                "high": rec["predicted_high"],
                 "kernel_us": rec["kernel_us"],
                 "source": ev["source"],
                 "basis": rec["predicted_basis"],

@@ -231,8 +231,9 @@ def _run_manifest_set(
     store_path = request.store_path
     manifest = mf.load(set_dir / "manifest.json")
     shapes = request.choice.shapes(sorted(Shape(e["m"], e["n"], e["k"]) for e in manifest["configs"]))
-    library = library_path(request.library)
+    # No GPU (exit 7) is said before any advice about building the library it would run.
     gpus = device.parse_gpus(request.gpus, device.visible_gpus())
+    library = library_path(request.library)
     set_id = record_set(store_path, set_dir.resolve(), manifest, library)
     resume = find_resume(store_path, request.resume, set_id, settings.mode)
     if resume is not None:

@@ -18,6 +18,7 @@ from cuda_l2_explorer.db.store import Store, default_store_path
 from cuda_l2_explorer.engine.bench import ShapeChoice, find_resume, resumed_shapes, run_plan
 from cuda_l2_explorer.engine.feedback import SILENT, Feedback
 from cuda_l2_explorer.engine.library import library_entries, library_path, record_set
+from cuda_l2_explorer.engine.lookup import Calibration, calibration
 
 ACCUMULATOR = "F32F16F16F32"
 
@@ -44,6 +45,7 @@ class TuneResult:
     run_id: str
     entries: list[dict]  # the manifest entries kept by this search
     manifest: Path
+    calibration: Calibration | None = None  # lookup's predictions for these shapes beside the measurements
 
 
 def _shapes(request: TuneRequest) -> list[Shape]:
@@ -62,9 +64,10 @@ def run_tune(request: TuneRequest, feedback: Feedback = SILENT) -> TuneResult:
     if request.limit < 1 or request.finalists < 1:
         raise UsageError("--limit and --finalists must be at least 1")
     shapes = _shapes(request)
+    # No GPU (exit 7) is said before any advice about building the library it would run.
+    gpus = device.parse_gpus(request.gpus, device.visible_gpus())
     library = library_path(request.library)
     store_path = request.store_path
-    gpus = device.parse_gpus(request.gpus, device.visible_gpus())
     plan = search_plan(
         shapes, library, gpus, limit=request.limit, finalists=request.finalists, timeout_s=request.timeout_s
     )
@@ -91,12 +94,19 @@ def run_tune(request: TuneRequest, feedback: Feedback = SILENT) -> TuneResult:
     feedback.say(
         f"search run {run_id}: kept a kernel for {len(entries)} of {len(plan.shapes)} shapes -> {target}",
     )
+    report = None
     if entries and request.measure:
         bench_run = measure_set(request, set_id, entries, library, gpus, feedback)
         with Store.open(store_path, read_only=True) as store:
             merged = mf.with_bench_evidence(merged, store, set_id, bench_run)
+            report = calibration(store, shapes=[Shape(e["m"], e["n"], e["k"]) for e in entries])
+            running = calibration(store)
         mf.save(merged, target)
-    return TuneResult(run_id, entries, target)
+        # Predicted against measured: how far lookup's answers for untuned shapes can be trusted.
+        for point in report.points:
+            feedback.say(point.text())
+        feedback.say(running.summary())
+    return TuneResult(run_id, entries, target, report)
 
 
 def measure_set(

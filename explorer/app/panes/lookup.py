@@ -1,10 +1,12 @@
-"""Lookup: type M N K, get the ranked candidates of SPEC §8 with their evidence."""
+"""Lookup: type M N K, get the answer (a kernel, or keep the baseline) and the ranked candidates of
+SPEC §8 with their evidence."""
 
 from __future__ import annotations
 
 from cuda_l2_explorer.db.errors import UsageError
 from cuda_l2_explorer.db.shapes import Shape, parse_shape
-from cuda_l2_explorer.engine.lookup import LookupResult
+from cuda_l2_explorer.engine.lookup import BASELINE, LookupResult
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
@@ -54,23 +56,25 @@ class LookupPane(Vertical):
 
     def show(self, result: LookupResult) -> None:
         self.last_query = result.query  # the kernel view's export dialog starts from it
-        self.query_one("#lookup-message", Static).update(result.message)
+        # The answer first (what to use, or the baseline to keep), then what it is about.
+        message = Text(result.answer, style="bold")
+        message.append(f"\n{result.scope()}; {result.message}", style="")
+        self.query_one("#lookup-message", Static).update(message)
         table = self.query_one("#lookup-table", DataTable)
         table.clear(columns=True)
         for column in COLUMNS:
             table.add_column(column, key=column)
         for r in result.candidates:
             c = r.candidate
-            predicted = "-" if r.predicted_speedup is None else f"{r.predicted_speedup:.3f}"
             table.add_row(
                 str(r.rank),
                 r.tier,
-                c.set_id,
+                f"keep {c.best_baseline or 'baseline'}" if r.tier == BASELINE else c.set_id,
                 c.gpu,
                 c.mode,
                 str(c.shape),
                 r.runs_at,
-                predicted,
+                "-" if r.predicted_speedup is None else r.prediction.text(),
                 r.predicted_basis,
                 key=f"{c.set_id}|{c.shape}|{c.gpu}|{c.mode}|{r.rank}",
             )
@@ -78,5 +82,8 @@ class LookupPane(Vertical):
     @on(DataTable.RowSelected, "#lookup-table")
     def _chosen(self, event: DataTable.RowSelected) -> None:
         set_id, mnk, *_ = str(event.row_key.value).split("|")
+        if set_id == BASELINE:  # a library call, no kernel of ours to open
+            self.app.notify("a baseline: nothing to open or export", title="lookup")
+            return
         m, n, k = (int(x) for x in mnk.split("_"))
         self.post_message(self.CandidateChosen(set_id, Shape(m, n, k)))

@@ -204,11 +204,24 @@ def render_readme(plan: ExportPlan, fmt: str, name: str) -> str:
         if plan.skipped
         else ""
     )
-    predicted = "n/a" if plan.predicted_speedup is None else f"{plan.predicted_speedup:.3f}x"
+    warning = (
+        "\n\n> **Warning: exported with `--anyway`.** For this shape lookup ranks the baseline above "
+        f"this kernel ({plan.anyway}). Measure the kernel against it before you ship it."
+        if plan.anyway
+        else ""
+    )
+    skipped_list = (
+        "Ranked above it but skipped (no kernel to write out):\n\n"
+        + "".join(f"- {row}\n" for row in plan.skipped_rows)
+        + "\n"
+        if plan.skipped_rows
+        else ""
+    )
     return t.render(
         t.README,
         title=f"HGEMM {plan.query} — {name}",
         what=what,
+        warning=warning,
         m=plan.query.m,
         n=plan.query.n,
         k=plan.query.k,
@@ -223,8 +236,9 @@ def render_readme(plan: ExportPlan, fmt: str, name: str) -> str:
         rank=plan.rank,
         tier=plan.tier,
         skipped_note=skipped,
-        predicted=predicted,
+        predicted=plan.predicted_text,
         predicted_basis=plan.predicted_basis,
+        skipped_list=skipped_list,
         kernel_params=_kernel_params(plan),
         build=_build_text(plan, fmt, name),
         evidence=_evidence_text(plan),

@@ -4,9 +4,12 @@ Candidates are what ``lookup`` ranks (the store's rows, SPEC section 8: our set'
 stored as parameters) plus every config of the kernel-library manifests given (``--manifest``, or
 ``$CUDA_L2_EXPLORER_KERNELS_DIR/*/manifest.json``; runtime-shape kernels, so lookup ranks them as
 "nearest" unless the config is the query itself). They are ranked together with
-:func:`engine.lookup.rank`, and the best-ranked one whose kernel can be written out is chosen: a
-store row with its source (an imported SPEC section 4 file) or a manifest entry. Rows above it
-that carry no source (published results) are counted, so the README can say so.
+:func:`engine.lookup.answer` (one GPU, one accumulator, the baselines as candidates), and export
+follows the answer: the best-ranked kernel that can be written out (a store row with its source,
+an imported SPEC section 4 file; our set's stored parameters; a manifest entry), unless the
+baseline ranks above it: then export refuses (``anyway`` exports the kernel, and its README says
+the baseline was predicted faster). Rows above it that carry no source (published results) are
+listed with why they were skipped.
 """
 
 from __future__ import annotations
@@ -21,13 +24,22 @@ from typing import Any
 
 from cuda_l2_explorer.db import reads
 from cuda_l2_explorer.db.errors import NotFoundError
-from cuda_l2_explorer.db.reads import Filters, resolve_filters
 from cuda_l2_explorer.db.shapes import Shape
 from cuda_l2_explorer.db.store import Store
 from cuda_l2_explorer.db.views import BASELINES
-from cuda_l2_explorer.engine.lookup import Candidate, candidates, rank
+from cuda_l2_explorer.engine.lookup import (
+    BASELINE,
+    DEFAULT_MODE,
+    Candidate,
+    LookupResult,
+    Prediction,
+    Ranked,
+    answer,
+    detect_machine_gpu,
+    resolve_accumulator,
+    scope_candidates,
+)
 from cuda_l2_explorer.importer.kernelset import entry_point, padded_shape
-from cuda_l2_explorer.tuner.families import RUNTIME_SHAPE_ALIGNMENT, family_of
 from cuda_l2_explorer.tuner.manifest import entry_kernel, entry_variant
 from cuda_l2_explorer.tuner.manifest import load as load_manifest
 from cuda_l2_explorer.tuner.materialize import render_config_source, set_dir_name
@@ -92,6 +104,18 @@ class ExportPlan:
     predicted_basis: str
     kernel: Spec4Kernel | LibraryKernel
     evidence: Evidence
+    skipped_rows: tuple[str, ...] = ()  # each skipped row and why
+    predicted_low: float | None = None
+    predicted_high: float | None = None
+    anyway: str | None = None  # the baseline lookup ranks above this kernel, when exported --anyway
+
+    @property
+    def predicted_text(self) -> str:
+        """The predicted speedup with its interval (an upper bound: '<= x')."""
+        prediction = Prediction(
+            self.predicted_speedup, self.predicted_low, self.predicted_high, False, self.predicted_basis
+        )
+        return prediction.text()
 
     @property
     def function(self) -> str:
@@ -156,7 +180,11 @@ class ExportPlan:
             "runtime_shapes": self.runtime_shapes,
             "runs_at": self.runs_at,
             "predicted_speedup": self.predicted_speedup,
+            "predicted_low": self.predicted_low,
+            "predicted_high": self.predicted_high,
             "predicted_basis": self.predicted_basis,
+            "skipped": list(self.skipped_rows),
+            "exported_over_baseline": self.anyway,
             "evidence": {
                 "source": ev.source,
                 "gpu": ev.gpu,
@@ -189,7 +217,7 @@ def default_manifests() -> list[Path]:
 
 
 def _manifest_candidates(
-    paths: Sequence[Path], query: Shape, gpu: str | None, set_: str | None, mode: str | None
+    paths: Sequence[Path], gpu: str | None, set_: str | None, mode: str
 ) -> dict[Candidate, LibraryKernel]:
     out: dict[Candidate, LibraryKernel] = {}
     for path in paths:
@@ -201,29 +229,9 @@ def _manifest_candidates(
         for entry in manifest["configs"]:
             label = str(entry.get("gpu") or manifest.get("gpu") or device).lower()
             entry_mode = str(entry.get("mode", "offline"))
-            if (gpu is not None and gpu not in (label, device)) or (mode is not None and mode != entry_mode):
+            if (gpu is not None and gpu not in (label, device)) or mode != entry_mode:
                 continue
-            # Our kernels run only the shapes their family supports (N and K multiples of 8).
-            if not family_of(entry["kernel"]).supports(query.m, query.n, query.k):
-                continue
-            kernel_us, baseline_us = entry.get("time_us"), entry.get("best_baseline_us")
-            speedup = baseline_us / kernel_us if kernel_us and baseline_us else None
-            candidate = Candidate(
-                set_id=set_id,
-                set_name=LIBRARY_SET_NAME,
-                gpu=label,
-                mode=entry_mode,
-                source="measured",
-                shape=Shape(entry["m"], entry["n"], entry["k"]),
-                runtime_shapes=True,
-                speedup_best=speedup,
-                kernel_s=None if kernel_us is None else kernel_us * 1e-6,
-                best_baseline_s=None if baseline_us is None else baseline_us * 1e-6,
-                run_id=entry.get("run_id"),
-                run_source=str(path),
-                run_date=entry.get("date"),
-            )
-            out[candidate] = LibraryKernel(
+            out[_manifest_candidate(path, manifest, entry, set_id, label, entry_mode)] = LibraryKernel(
                 entry=entry,
                 config=entry_kernel(entry),
                 variant=entry_variant(entry),
@@ -234,21 +242,71 @@ def _manifest_candidates(
     return out
 
 
+def _manifest_candidate(
+    path: Path, manifest: dict, entry: dict, set_id: str, gpu: str, mode: str
+) -> Candidate:
+    """A manifest entry as lookup ranks it: our search's figures (the kernel's p10-p90, the best
+    baseline's median) and its family's shape limits."""
+    us = 1e-6
+    kernel_us, baseline_us = entry.get("time_us"), entry.get("best_baseline_us")
+    p10, p90 = entry.get("p10_us"), entry.get("p90_us")
+    speedup = baseline_us / kernel_us if kernel_us and baseline_us else None
+    outcome = None
+    if speedup is not None:
+        low, high = baseline_us / (p90 or kernel_us), baseline_us / (p10 or kernel_us)
+        outcome = "win" if low > 1 else "loss" if high < 1 else "same"
+    params = entry["kernel"]
+    return Candidate(
+        set_id=set_id,
+        set_name=LIBRARY_SET_NAME,
+        gpu=gpu,
+        mode=mode,
+        source="measured",
+        shape=Shape(entry["m"], entry["n"], entry["k"]),
+        runtime_shapes=True,
+        speedup_best=speedup,
+        kernel_s=None if kernel_us is None else kernel_us * us,
+        kernel_p10_s=None if p10 is None else p10 * us,
+        kernel_p90_s=None if p90 is None else p90 * us,
+        best_baseline_s=None if baseline_us is None else baseline_us * us,
+        baseline_p10_s=None if baseline_us is None else baseline_us * us,  # the search keeps its median only
+        baseline_p90_s=None if baseline_us is None else baseline_us * us,
+        best_baseline=entry.get("best_baseline"),
+        outcome=outcome,
+        run_id=entry.get("run_id"),
+        run_source=str(path),
+        run_date=entry.get("date"),
+        accumulator=str(manifest.get("accumulator", "")) or None,
+        family=params.get("family"),
+        tile_m=params.get("tile_m"),
+        library=True,
+    )
+
+
 # ---------------------------------------------------------------------------- the store
 
 
 def _store_candidates(
-    store: Store | None, gpu: str | None, set_: str | None, mode: str | None, have_manifests: bool
-) -> tuple[list[Candidate], Filters | None]:
+    store: Store | None,
+    query: Shape,
+    gpu: str | None,
+    set_: str | None,
+    mode: str | None,
+    accumulator: str | None,
+    have_manifests: bool,
+) -> tuple[list[Candidate], str | None, str]:
+    """(the store's candidates, the GPU asked for (resolved), the accumulator)."""
     if store is None:
-        return [], None
+        return [], gpu, resolve_accumulator(accumulator)
     try:
-        filters = resolve_filters(store, gpu, set_, mode)
+        candidates, filters, code, _ = scope_candidates(
+            store, query, gpu=gpu, set_=set_, mode=mode, accumulator=accumulator
+        )
     except NotFoundError:
         if have_manifests:  # the filter names our library (or the store is empty): manifests only
-            return [], None
+            return [], gpu, resolve_accumulator(accumulator)
         raise
-    return candidates(store, filters), filters
+    return candidates, filters.gpu, code
 
 
 def _stored_library_kernel(store: Store, set_id: str, shape: Shape) -> tuple[LibraryKernel, str, str]:
@@ -326,6 +384,10 @@ def _manifest_evidence(c: Candidate, kernel: LibraryKernel) -> Evidence:
 # ---------------------------------------------------------------------------- choosing
 
 
+class KeepBaseline(NotFoundError):
+    """Lookup's answer is the baseline: there is no kernel to export that beats it (exit code 4)."""
+
+
 def plan_export(
     store: Store | None,
     query: Shape,
@@ -334,36 +396,57 @@ def plan_export(
     set_: str | None = None,
     mode: str | None = None,
     manifests: Sequence[Path] | None = None,
+    accumulator: str | None = None,
+    any_gpu: bool = False,
+    anyway: bool = False,
+    machine_gpu: Any = None,
 ) -> ExportPlan:
-    """The kernel lookup ranks best for ``query`` among those that can be written out.
+    """The kernel lookup's answer for ``query`` names, or the best-ranked one that can be written
+    out, with its evidence.
 
-    ``manifests`` None: the default ones (:func:`default_manifests`). Raises NotFoundError when
-    no exportable kernel can run ``query`` (with what was found instead).
+    ``manifests`` None: the default ones (:func:`default_manifests`). ``machine_gpu``: this
+    machine's GPU label (None: ask the driver, as lookup does). Raises KeepBaseline when lookup
+    ranks the baseline above every kernel that can be written out (unless ``anyway``), and
+    NotFoundError when no exportable kernel can run ``query`` (saying what was found instead).
     """
     gpu = gpu.strip().lower() if gpu else None
     paths = default_manifests() if manifests is None else list(manifests)
-    library = _manifest_candidates(paths, query, gpu, set_, mode)
-    stored, _ = _store_candidates(store, gpu, set_, mode, bool(paths))
-    sources = reads.kernels_with_source(store) if store is not None and stored else set()
-    ours = reads.library_kernels(store) if store is not None and stored else set()
-    result = rank(query, [*stored, *library], limit=None)
-    skipped = 0
+    stored, gpu, code = _store_candidates(store, query, gpu, set_, mode, accumulator, bool(paths))
+    library = {
+        c: k
+        for c, k in _manifest_candidates(paths, gpu, set_, mode or DEFAULT_MODE).items()
+        if c.accumulator in (None, code)
+    }
+    if machine_gpu is None and gpu is None and not any_gpu:
+        machine_gpu = detect_machine_gpu()
+    result = answer(query, [*stored, *library], gpu=gpu, any_gpu=any_gpu, machine_gpu=machine_gpu, limit=None)
+    skipped: list[str] = []
+    baseline: Ranked | None = None
     for ranked in result.candidates:
         c = ranked.candidate
         if ranked.tier == "uncovered":
             break
+        if ranked.tier == BASELINE:
+            if not result.covered:
+                break  # nothing here can run the shape: --anyway would not help
+            if not anyway:
+                raise KeepBaseline(_keep_baseline_message(result, ranked, skipped))
+            baseline = baseline or ranked
+            continue
         if c in library:
             kernel: Spec4Kernel | LibraryKernel = library[c]
             evidence = _manifest_evidence(c, library[c])
-            device, accumulator = c.set_id.split("/", 1)[1].split("_", 1)
-        elif store is not None and (c.set_id, c.shape) in sources:
-            kernel, device, accumulator = _stored_kernel(store, c.set_id, c.shape)
+            device, accumulator_code = c.set_id.split("/", 1)[1].split("_", 1)
+        elif store is not None and c.has_source:
+            kernel, device, accumulator_code = _stored_kernel(store, c.set_id, c.shape)
             evidence = _store_evidence(store, c)
-        elif store is not None and (c.set_id, c.shape) in ours:
-            kernel, device, accumulator = _stored_library_kernel(store, c.set_id, c.shape)
+        elif store is not None and c.library:
+            kernel, device, accumulator_code = _stored_library_kernel(store, c.set_id, c.shape)
             evidence = _store_evidence(store, c)
         else:
-            skipped += 1
+            skipped.append(
+                f"rank {ranked.rank} {c.set_id} {c.shape}: {c.source} results only, no kernel source"
+            )
             continue
         return ExportPlan(
             query=query,
@@ -371,32 +454,60 @@ def plan_export(
             set_id=c.set_id,
             set_name=c.set_name or c.set_id.split("/")[0],
             device=device,
-            accumulator=accumulator,
+            accumulator=accumulator_code,
             tier=ranked.tier,
             rank=ranked.rank,
-            skipped=skipped,
+            skipped=len(skipped),
             predicted_speedup=ranked.predicted_speedup,
             predicted_basis=ranked.predicted_basis,
             kernel=kernel,
             evidence=evidence,
+            skipped_rows=tuple(skipped),
+            predicted_low=ranked.predicted_low,
+            predicted_high=ranked.predicted_high,
+            anyway=None if baseline is None else f"rank {baseline.rank}, {baseline.predicted_basis}",
         )
-    raise NotFoundError(_nothing_message(query, result.covered, skipped, bool(paths)))
+    raise NotFoundError(_nothing_message(query, result, [*stored, *library], skipped, bool(paths)))
 
 
-def _nothing_message(query: Shape, covered: bool, skipped: int, have_manifests: bool) -> str:
+def _skipped_text(skipped: Sequence[str], most: int = 3) -> str:
+    more = f" and {len(skipped) - most} more" if len(skipped) > most else ""
+    return "; ".join(skipped[:most]) + more
+
+
+def _keep_baseline_message(result: LookupResult, baseline: Ranked, skipped: Sequence[str]) -> str:
+    anyway = "--anyway exports the best kernel that has a source, with a warning in its README"
     if skipped:
         return (
-            f"no kernel source to export for {query}: the {skipped} config(s) lookup ranks for it carry "
-            "published results only; benchmark a kernel set folder (which stores its sources) or pass "
-            "--manifest of our kernel library"
+            f"not exporting {result.query}: what lookup ranks above the baseline is not exportable "
+            f"({_skipped_text(skipped)}); then it says {baseline.predicted_basis}; {anyway}"
         )
-    if not covered and (query.n % RUNTIME_SHAPE_ALIGNMENT or query.k % RUNTIME_SHAPE_ALIGNMENT):
+    return f"not exporting {result.query}: lookup says {result.answer}; {anyway}"
+
+
+def _nothing_message(
+    query: Shape,
+    result: LookupResult,
+    candidates: Sequence[Candidate],
+    skipped: Sequence[str],
+    have_manifests: bool,
+) -> str:
+    limits = sorted({why for c in candidates if (why := c.why_not(query)) is not None})
+    cannot = f"our runtime-shape kernels cannot run it: {', '.join(limits)}" if limits else ""
+    if skipped:
+        advice = cannot or (
+            "benchmark a kernel set folder (which stores its sources) "
+            "or pass --manifest of our kernel library"
+        )
         return (
-            f"nothing can run {query}: our runtime-shape kernels need N and K multiples of "
-            f"{RUNTIME_SHAPE_ALIGNMENT}"
+            f"no kernel source to export for {query}: the {len(skipped)} config(s) lookup ranks for it carry "
+            f"published results only ({_skipped_text(skipped)}); {advice}"
         )
+    if limits:
+        return f"nothing can run {query}: {cannot}"
     where = "" if have_manifests else " (no kernel manifest found; pass --manifest)"
-    return f"no kernel in the store or the manifests can run {query}{where}"
+    gpu = f" for {result.gpu}" if result.gpu else ""
+    return f"no kernel in the store or the manifests can run {query}{gpu}{where}"
 
 
 def format_us(value: float | None) -> str:

@@ -12,12 +12,22 @@ from pathlib import Path
 from setuptools import setup
 
 try:
-    from torch.utils.cpp_extension import BuildExtension, CUDAExtension
+    import torch
+    from torch.utils.cpp_extension import CUDA_HOME, BuildExtension, CUDAExtension
 except ImportError:
     sys.exit(
         "ours_hgemm_4096_4096_4096 builds against your installed torch: install torch with CUDA first, then run "
         "`pip install --no-build-isolation .`"
     )
+
+# Said here in one line each, before torch's build fails with a CUDA_HOME traceback.
+if torch.version.cuda is None:
+    sys.exit(
+        f"ours_hgemm_4096_4096_4096 needs a CUDA build of torch; this torch ({torch.__version__}) is CPU-only: install "
+        "one with CUDA (https://pytorch.org/get-started/locally/), then `pip install --no-build-isolation .`"
+    )
+if CUDA_HOME is None:
+    sys.exit("ours_hgemm_4096_4096_4096 compiles CUDA code and nvcc was not found: install the CUDA toolkit or set CUDA_HOME")
 
 # SPEC section 4 flags (torch picks the C++ standard its headers need) and the kernel's arch; an
 # explicit -gencode keeps TORCH_CUDA_ARCH_LIST from choosing another one.

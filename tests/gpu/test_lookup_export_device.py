@@ -1,0 +1,105 @@
+"""Issue 16 on the device: lookup names this machine's GPU, and the launcher export writes for the
+issue's shapes either runs correctly at that shape (against torch.matmul in fp32) or was refused
+with a clear error: 1x1x1 and 7x13x17 (N and K not multiples of 8: refused), 1x4096x4096 and
+3000x4096x14336 (any M: built as the torch package and run).
+
+Two CUTLASS builds in parallel (a few minutes on 16 cores); needs CUTLASS headers ($CUTLASS_DIR
+or the nvidia-cutlass wheel) and nvcc.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU"),
+]
+
+from cuda_l2_explorer.db.errors import NotFoundError  # noqa: E402
+from cuda_l2_explorer.db.shapes import Shape  # noqa: E402
+from cuda_l2_explorer.engine.export import export_plan, plan_export  # noqa: E402
+from cuda_l2_explorer.engine.lookup import detect_machine_gpu  # noqa: E402
+from cuda_l2_explorer.tuner.build import find_cutlass  # noqa: E402
+from export_fixtures import write_manifest  # noqa: E402
+
+REFUSED = [Shape(1, 1, 1), Shape(7, 13, 17)]
+BUILT = [Shape(1, 4096, 4096), Shape(3000, 4096, 14336)]
+BUILD_TIMEOUT_S = 900
+
+CHECK = r"""
+import json, sys, torch
+import {package} as pkg
+m, n, k = json.loads(sys.argv[1])
+torch.backends.cuda.matmul.allow_tf32 = False
+g = torch.Generator(device="cuda").manual_seed(m + n + k)
+a = torch.randn(m, k, device="cuda", dtype=torch.float16, generator=g)
+b = torch.randn(k, n, device="cuda", dtype=torch.float16, generator=g)
+c = pkg.matmul(a, b)
+torch.cuda.synchronize()
+ref = a.float() @ b.float()
+err = ((c.float() - ref).norm() / ref.norm()).item()
+base = ((torch.matmul(a, b).float() - ref).norm() / ref.norm()).item()
+print(json.dumps({{"error": err, "torch_error": base, "finite": bool(torch.isfinite(c).all())}}))
+"""
+
+
+def test_lookup_names_this_machines_gpu() -> None:
+    label = detect_machine_gpu()
+    assert label in ("h100", "h200"), label
+
+
+@pytest.mark.parametrize("shape", REFUSED, ids=str)
+def test_unaligned_shapes_are_refused_with_a_clear_error(tmp_path, shape) -> None:
+    manifest = write_manifest(tmp_path / "kernels" / "h100_F32F16F16F32" / "manifest.json")
+    for anyway in (False, True):
+        with pytest.raises(NotFoundError, match="N and K must be multiples of 8"):
+            plan_export(None, shape, manifests=[manifest], anyway=anyway)
+
+
+def _build_and_check(root: Path, manifest: Path, shape: Shape) -> dict:
+    plan = plan_export(None, shape, manifests=[manifest], anyway=True)  # the fixture's timings
+    out = root / str(shape) / "export"
+    export_plan(plan, "torch", out)
+    package = next(p.name for p in (out / "src").iterdir())
+    target = root / str(shape) / "site"
+    cutlass = find_cutlass()
+    env = {**os.environ, **({"CUTLASS_DIR": cutlass.root} if cutlass else {})}
+    pip = [sys.executable, "-m", "pip", "install", "--no-build-isolation", "--no-deps", "--no-index"]
+    built = subprocess.run(
+        [*pip, "--target", str(target), "."], cwd=out, env=env, capture_output=True, text=True,
+        timeout=BUILD_TIMEOUT_S,
+    )  # fmt: skip
+    if built.returncode != 0:
+        return {"ok": False, "log": built.stderr[-6000:]}
+    env["PYTHONPATH"] = os.pathsep.join([str(target), env.get("PYTHONPATH", "")])
+    ran = subprocess.run(
+        [sys.executable, "-c", CHECK.format(package=package), json.dumps(shape.astuple())],
+        cwd=root, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    if ran.returncode != 0:
+        return {"ok": False, "log": ran.stderr[-6000:]}
+    return {"ok": True, "config": str(plan.config), **json.loads(ran.stdout.strip().splitlines()[-1])}
+
+
+def test_exported_launcher_runs_at_the_issue_shapes(tmp_path) -> None:
+    if find_cutlass() is None:
+        pytest.skip("CUTLASS headers not found")
+    manifest = write_manifest(tmp_path / "kernels" / "h100_F32F16F16F32" / "manifest.json")
+    with ThreadPoolExecutor(max_workers=len(BUILT)) as pool:
+        results = dict(
+            zip(BUILT, pool.map(lambda s: _build_and_check(tmp_path, manifest, s), BUILT), strict=True)
+        )
+    for shape, result in results.items():
+        assert result["ok"], f"{shape}:\n{result['log']}"
+        errors = f"error {result['error']:.2e}, torch.matmul {result['torch_error']:.2e}"
+        print(f"{shape} (kernel of {result['config']}): {errors}")
+        assert result["finite"] and result["error"] <= max(4 * result["torch_error"], 2e-3), result
