@@ -348,7 +348,7 @@ def insert_published_speedups(
     long (one row per config and baseline); DuckDB unpivots them itself.
 
     ``speedups`` is an Arrow table (read through the Arrow C stream: no Python object per value,
-    no pyarrow; 1M configs, 10M rows, in about 2 s on 2 cores) or columns as lists (each bound as
+    no pyarrow; 1M configs, 10M rows, in about 2 s on 2 idle cores) or columns as lists (each bound as
     one list parameter: 1000 configs in under 10 ms).
     """
     params: list[Any] = [run_id, set_id, mode]

@@ -28,6 +28,7 @@ import json
 import os
 import platform
 import random
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -80,22 +81,16 @@ def install(source: Path, venv: Path) -> Path:
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     python = venv / "bin" / "python"
     subprocess.run([python, "-m", "pip", "install", "-q", "--no-deps", str(source)], check=True)
+
+    def ask(code: str) -> str:
+        return subprocess.run([python, "-c", code], check=True, capture_output=True, text=True).stdout.strip()
+
     import site
 
-    own = subprocess.run(
-        [python, "-c", "import site; print(site.getsitepackages()[0])"],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
     # Appended after the venv's own site-packages: its copy of the project wins over this one's.
+    own = ask("import site; print(site.getsitepackages()[0])")
     Path(own, "zz_bench_dependencies.pth").write_text("\n".join(site.getsitepackages()) + "\n")
-    where = subprocess.run(
-        [python, "-c", "import cuda_l2_explorer, duckdb, polars, textual; print(cuda_l2_explorer.__file__)"],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
+    where = ask("import cuda_l2_explorer, duckdb, polars, textual; print(cuda_l2_explorer.__file__)")
     if not where.startswith(str(venv)):
         raise SystemExit(f"{venv}: the project was imported from {where}, not from the venv")
     return venv / "bin"
@@ -170,6 +165,7 @@ def run_process(argv: list[str], env: dict, timeout: float, probe: Path | None =
         err.seek(0)
         record = {
             "seconds": seconds,
+            "cpu_s": usage.ru_utime + usage.ru_stime,
             "peak_rss_mb": usage.ru_maxrss / 1024,
             "exit": child.returncode,
             "started_at": started_at,
@@ -249,12 +245,16 @@ def report_progress(case: str, by_version: dict) -> None:
 # (label, case, figure, pooled): pooled figures are lists per run (the app's repeats), flattened.
 ROWS = (
     ("lookup CLI, wall s", "lookup", "seconds", False),
+    ("lookup CLI, CPU s (user + system)", "lookup", "cpu_s", False),
     ("lookup CLI, peak RSS MB", "lookup", "peak_rss_mb", False),
     ("stats CLI, wall s", "stats", "seconds", False),
+    ("stats CLI, CPU s", "stats", "cpu_s", False),
     ("stats CLI, peak RSS MB", "stats", "peak_rss_mb", False),
     ("import 1000 configs (new store), wall s", "import_1000", "seconds", False),
+    ("import 1000 configs, CPU s", "import_1000", "cpu_s", False),
     ("import 1000 configs, peak RSS MB", "import_1000", "peak_rss_mb", False),
     ("import 1M configs (new store), wall s", "import_1m", "seconds", False),
+    ("import 1M configs, CPU s (two threads)", "import_1m", "cpu_s", False),
     ("import 1M configs, peak RSS MB", "import_1m", "peak_rss_mb", False),
     ("import 1M configs, store locked s", "import_1m", "store_locked_s", False),
     ("app first paint (start to Configs table filled), s", "app", "first_paint_s", False),
@@ -295,6 +295,7 @@ def markdown(results: dict, meta: dict) -> str:
         "",
         "Each cell: min / median / max over the runs (the app's filter and sort: over every repeat of",
         "every run). Whole processes timed from outside, start-up included; raw figures in results.json.",
+        "Wall times stretch with the machine's load (above); CPU seconds much less so.",
         "",
         "| measure | base | head | head / base (medians) |",
         "|---|---|---|---|",
@@ -358,7 +359,7 @@ def main() -> None:
     import textual
 
     meta = {
-        "command": "python benchmarks/cpu_speed/bench.py " + " ".join(sys.argv[1:]),
+        "command": shlex.join(["python", "benchmarks/cpu_speed/bench.py", *sys.argv[1:]]),
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "machine": f"{os.cpu_count()} CPUs, {platform.platform()}, Python {platform.python_version()}",
         "base": f"{args.base} = {base_rev}",
