@@ -331,7 +331,11 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=HERE, help="folder for results.json and results.md")
     args = parser.parse_args()
     base_rev = git("rev-parse", args.base).strip()
-    dirty = " (with uncommitted changes)" if git("status", "--porcelain").strip() else ""
+    # Uncommitted changes other than this script's own results are part of what is measured.
+    out = args.out.resolve()
+    own = [f":!{out.relative_to(REPO)}/results.*"] if out.is_relative_to(REPO) else []
+    changes = git("status", "--porcelain", "--", ".", *own)
+    dirty = " (with uncommitted changes)" if changes.strip() else ""
     head_rev = git("rev-parse", "HEAD").strip() + dirty
     load_start = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="cpu-speed-") as tmp:
