@@ -229,3 +229,13 @@ def test_merging_a_store_that_holds_the_same_published_set_is_refused(cli, tmp_p
         with pytest.raises(StoreError, match="both stores hold published speedups of cuda-l2/h100"):
             writes.merge_store(store, second)
         assert store.scalar("SELECT count(*) FROM main.published_speedups") == before
+
+
+def test_the_store_is_opened_only_after_every_input_is_read_and_checked(cli, tmp_path):
+    """A long parse never holds the store's lock: the store is not even created when the last of
+    several inputs turns out bad."""
+    bad = tmp_path / "cuda_l2_a100_F32F16F16F32_speedup_offline.csv"
+    bad.write_text(MALFORMED["negative cell"])
+    store = tmp_path / "new.duckdb"
+    assert cli("--db", store, "import-results", OFFLINE, bad).code == 3
+    assert not store.exists()
