@@ -402,12 +402,13 @@ def resumable_run(
     return (row[0], row[1]) if row else None
 
 
-def published_runs(store: Store, set_id: str, mode: str) -> pl.DataFrame:
-    """run_id and source_sha256 of the published import of (set, mode), if any."""
-    return store.query(
+def published_runs(store: Store, set_id: str, mode: str) -> list[tuple[str, str]]:
+    """(run_id, source_sha256) of the published import of (set, mode), if any (tuples: an import
+    does not load Polars for this)."""
+    return store.con.execute(
         "SELECT run_id, source_sha256 FROM main.runs WHERE kind = 'published' AND set_id = ? AND mode = ?",
         [set_id, mode],
-    )
+    ).fetchall()
 
 
 def chosen_search_rows(store: Store, run_ids: Sequence[str]) -> list[tuple]:

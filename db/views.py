@@ -79,7 +79,7 @@ DERIVED_VIEWS: list[str] = [
                x.median, x.p10, x.p90, x.metric
         FROM all_measurements x JOIN all_runs r USING (run_id)
         WHERE x.metric = {_MODE_METRIC} AND x.status = 'ok' AND r.kind IN ('bench', 'tune')
-          -- an older store read without migrating (v5) still holds harness 1/2 rows so named
+          -- an older store read without migrating (v5+) still holds harness 1/2 rows so named
           AND coalesce(json_extract_string(r.params, '$.harness_version'), '') NOT IN ('1', '2')""",
     f"""CREATE OR REPLACE TEMP VIEW measured_baselines AS
         SELECT set_id, gpu, mode, run_id, metric, m, n, k, implementation AS baseline, median, p10, p90

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from cuda_l2_explorer.cli.common import add_format, command_line, open_store, say
+from cuda_l2_explorer.cli.common import add_format, command_line, say, store_path
 from cuda_l2_explorer.db.errors import UsageError
 
 NAME = "import-results"
@@ -51,6 +51,7 @@ def run(args: argparse.Namespace) -> int:
         FetchOptions,
         import_published,
         load_published,
+        open_store_for_import,
         source_name,
         upstream_sources,
     )
@@ -86,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
             bar.close()
         for warning in loaded[-1].warnings:
             say(args, f"warning: {warning}")
-    with open_store(args, write=True) as store:
+    with open_store_for_import(store_path(args)) as store:
         results = import_published(store, loaded, command_line(args))
     for r in results:
         say(args, f"{r.action}: {r.set_id} {r.mode}, {r.configs} configs from {r.origin}")

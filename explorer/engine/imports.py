@@ -4,6 +4,9 @@ importer's; this is the one door the front ends use."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from cuda_l2_explorer.db.store import Store
 from cuda_l2_explorer.importer.fetch import FetchOptions
 from cuda_l2_explorer.importer.published import (
     UPSTREAM_BASE,
@@ -21,6 +24,7 @@ __all__ = [
     "PublishedFile",
     "import_published",
     "load_published",
+    "open_store_for_import",
     "source_name",
     "upstream_sources",
 ]
@@ -30,3 +34,9 @@ def upstream_sources(base: str | None = None) -> list[str]:
     """The URL of every file the reference repository publishes (``base``: a mirror of its folder)."""
     root = (base or UPSTREAM_BASE).rstrip("/")
     return [f"{root}/{name}" for name in UPSTREAM_FILES]
+
+
+def open_store_for_import(db: Path | None) -> Store:
+    """The store, writable, without the views over the bundled dataset: an import reads and writes
+    only the store's own tables, and building the views is a third of a small import's time."""
+    return Store.open(db, views=False)
