@@ -7,7 +7,9 @@ import time
 import pytest
 from cuda_l2_explorer.app.app import ExplorerApp
 from cuda_l2_explorer.app.panes.configs import ConfigsPane
-from cuda_l2_explorer.app.screens import ExportTableScreen, HelpScreen, KernelScreen
+from cuda_l2_explorer.app.panes.lookup import COLUMNS as LOOKUP_COLUMNS
+from cuda_l2_explorer.app.screens import ExportTableScreen, HelpScreen, KernelScreen, SortScreen
+from textual import events
 
 SIZE = (140, 45)
 
@@ -195,7 +197,7 @@ async def test_lookup_flow(app_db):
         await _ready(pilot)
         table = app.query_one("#lookup-table")
         assert table.row_count == 5  # 4 published covering configs + the measured set's 1024^3
-        assert table.get_row_at(0)[5] == "1024_1024_1024"
+        assert table.get_row_at(0)[LOOKUP_COLUMNS.index("config")] == "1024_1024_1024"
         await pilot.press("5")
         app.query_one("#lookup-input").value = "0 1 1"
         await pilot.press("enter")
@@ -345,3 +347,144 @@ async def test_compare_two_modes_and_two_sets(app_db):
         left = offline[1024, 1024, 1024]
         assert rows == [("1024", "1024", "1024", f"{left:.3f}", "0.800", f"{0.8 / left:.3f}")]
         assert f"left = {published.format('offline')}" in str(app.query_one("#compare-summary").render())
+
+
+# ------------------------------------------------------------------------- keyboard and layout
+_KEY_NAMES = {"/": "slash", " ": "space", "=": "equals_sign", "\r": "enter", "\b": "backspace"}
+
+
+def _type_at_once(app, text: str) -> None:
+    """Queue every key before the app handles the first, as a terminal delivers a quick typist's
+    (or a paste's) keys in one read; pilot.press would wait for the app between two keys."""
+    for ch in text:
+        app.post_message(events.Key(_KEY_NAMES.get(ch, ch), None if ch in "\r\b" else ch))
+
+
+def _screen_lines(app) -> list[str]:
+    """The screen as a person sees it: every line of a full render of the current screen."""
+    return [strip.text for strip in app.screen._compositor.render_strips()]
+
+
+def _shown_rows(app, table_id: str) -> list[list[str]]:
+    """The rows of a table as drawn on screen (under its header line), split into cells."""
+    table = app.query_one(table_id)
+    region = table.scrollable_content_region  # without the scrollbars
+    lines = _screen_lines(app)[region.y + 1 : region.bottom]
+    return [line[region.x : region.right].split() for line in lines if line[region.x : region.right].strip()]
+
+
+async def test_keys_typed_quickly_after_slash_and_5_land_in_the_input(app_db):
+    """'/m == 3' typed in one burst: the filter gets the text, not the table (where '3' would
+    switch to the Heatmap and Enter open a kernel view)."""
+    app = ExplorerApp(app_db, with_bundled=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await _ready(pilot)
+        await pilot.press("2")
+        _type_at_once(app, "/m == 3\r")
+        await _ready(pilot)
+        assert app.query_one("#tabs").active == "configs"
+        assert app.query_one("#configs-filter").value == "m == 3"
+        assert not isinstance(app.screen, KernelScreen)
+        await pilot.press("escape")
+        _type_at_once(app, "5128 128 128")
+        await _ready(pilot)
+        assert app.query_one("#tabs").active == "lookup"
+        assert app.query_one("#lookup-input").value == "128 128 128"
+
+
+async def test_no_stale_row_after_clearing_an_empty_filter(tmp_path):
+    """An empty result, then the filter cleared with the keys queued at once: every row drawn is
+    a row of the view at its full width (a '5 6 1' row, the first config drawn at the empty
+    table's column widths, stayed on screen)."""
+    app = ExplorerApp(tmp_path / "none.duckdb", with_bundled=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _ready(pilot)
+        pane = app.query_one(ConfigsPane)
+        assert pane.frame.height == 1000
+        await pilot.press("2", "slash")
+        _type_at_once(app, "m == 5\r")
+        await _ready(pilot)
+        assert pane.view.height == 0 and _shown_rows(app, "#configs-table") == []
+        _type_at_once(app, "\b" * 6 + "\r")
+        await _ready(pilot)
+        assert pane.view.height == 1000
+        shown = _shown_rows(app, "#configs-table")
+        assert len(shown) >= 10
+        expected = [[str(v) for v in row] for row in pane.view.select("m", "n", "k", "regime").rows()]
+        assert [row[:4] for row in shown] == expected[: len(shown)]
+
+
+async def test_escape_leaves_inputs_and_single_letter_keys_stay_in_them(app_db):
+    app = ExplorerApp(app_db, with_bundled=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await _ready(pilot)
+        for tab_key, input_id, target in (
+            ("2", "#configs-filter", "#configs-table"),
+            ("5", "#lookup-input", "#lookup-table"),
+            ("7", "#bench-mnk", "#bench-run"),
+        ):
+            await pilot.press(tab_key)
+            app.query_one(input_id).focus()
+            await pilot.pause()
+            await pilot.press(*"qy1e/r?")  # each a key of the app; here all of them are text
+            assert app.query_one(input_id).value.endswith("qy1e/r?")
+            assert app.is_running and not isinstance(app.screen, HelpScreen)
+            assert app.query_one("#tabs").active != "overview"
+            await pilot.press("escape")
+            assert app.focused is app.query_one(target)
+        await pilot.press("3")  # out of the input, the keys are the app's again
+        assert app.query_one("#tabs").active == "heatmap"
+
+
+async def test_footer_offers_no_typing_key_while_an_input_has_focus(app_db):
+    from textual.keys import key_to_character
+
+    app = ExplorerApp(app_db, with_bundled=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await _ready(pilot)
+        await pilot.press("slash")
+        assert app.focused is app.query_one("#configs-filter")
+        offered = [key for key, b in app.screen.active_bindings.items() if b.enabled and b.binding.show]
+        typed = [key for key in offered if len(key) == 1 or key == "slash" or key_to_character(key)]
+        assert offered and typed == []
+
+
+async def test_sort_by_keyboard(app_db):
+    app = ExplorerApp(app_db, with_bundled=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await _ready(pilot)
+        app.query_one("#selection").value = 0  # published h100 offline: 8 configs
+        await _ready(pilot)
+        pane = app.query_one(ConfigsPane)
+        await pilot.press("2", "s")
+        assert isinstance(app.screen, SortScreen)
+        await pilot.press("home", "down", "enter")  # the second column: n
+        assert not isinstance(app.screen, SortScreen)
+        assert (pane.sort_column, pane.sort_reverse) == ("n", False)
+        assert pane.view["n"].to_list() == sorted(pane.view["n"].to_list())
+        assert [row[1] for row in _shown_rows(app, "#configs-table")] == [str(v) for v in pane.view["n"]]
+        await pilot.press("s", "enter")  # the sorted column again: reversed
+        assert (pane.sort_column, pane.sort_reverse) == ("n", True)
+        assert pane.view["n"].to_list() == sorted(pane.view["n"].to_list(), reverse=True)
+        await pilot.press("S")
+        assert (pane.sort_column, pane.sort_reverse) == ("n", False)
+        await pilot.press("s", "escape")  # cancelled: nothing changes
+        assert (pane.sort_column, pane.sort_reverse) == ("n", False)
+        app.action_sort_configs("vs torch.matmul")  # the palette's "Sort configs by vs torch"
+        assert pane.view["vs torch.matmul"].to_list() == sorted(pane.view["vs torch.matmul"].to_list())
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        assert "Sort configs by speedup" in titles and "Sort configs by vs torch" in titles
+
+
+async def test_cursor_stays_on_its_config_when_the_view_changes(app_db):
+    app = ExplorerApp(app_db, with_bundled=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await _ready(pilot)
+        app.query_one("#selection").value = 0
+        await _ready(pilot)
+        await pilot.press("2", "down", "down")
+        table = app.query_one("#configs-table")
+        chosen = table.cursor_key
+        await pilot.press("s", "home", "enter")  # sort by m
+        assert table.cursor_key == chosen
+        assert app.query_one(ConfigsPane).view["mnk"][table.cursor_row] == chosen

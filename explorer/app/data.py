@@ -37,6 +37,29 @@ class Selection:
         return f"{self.set_id} · {self.gpu} · {self.mode} · {self.source}"
 
 
+def preferred_selection(selections: list[Selection], current: Selection | None) -> Selection | None:
+    """The one to show: the current one if it is still there, else measured data first, then
+    Hopper GPUs, then offline mode."""
+    if current in selections:
+        return current
+    return min(
+        selections,
+        key=lambda s: (s.source != "measured", s.gpu not in ("h100", "h200"), s.mode != "offline"),
+        default=None,
+    )
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What the app shows first, read in one opening of the store."""
+
+    selections: list[Selection]
+    stats: pl.DataFrame
+    selection: Selection | None
+    table: pl.DataFrame
+    runs: pl.DataFrame
+
+
 class DataSource:
     """Opens the store read-only for each call and closes it again: a benchmark (the one writer
     DuckDB allows) can commit between two of the app's queries, and the app sees its rows."""
@@ -53,8 +76,35 @@ class DataSource:
 
     def selections(self) -> list[Selection]:
         with self._store() as store:
-            frame = browse.selections(store)
-        return [Selection(*row) for row in frame.iter_rows()]
+            return self._selections(store)
+
+    @staticmethod
+    def _selections(store: Store) -> list[Selection]:
+        return [Selection(*row) for row in browse.selections(store).iter_rows()]
+
+    def snapshot(self, current: Selection | None) -> Snapshot:
+        """Selections, stats and the preferred selection's table and runs: opening the store costs
+        about as much as a query, so the first screen's data comes from one opening."""
+        with self._store() as store:
+            selections = self._selections(store)
+            stats = speedup_stats(store, browse.resolve_filters(store)) if selections else pl.DataFrame()
+            chosen = preferred_selection(selections, current)
+            if chosen is None:
+                return Snapshot(selections, stats, None, pl.DataFrame(), pl.DataFrame())
+            table, runs = self._selection_data(store, chosen)
+        return Snapshot(selections, stats, chosen, table, runs)
+
+    def selection_data(self, sel: Selection) -> tuple[pl.DataFrame, pl.DataFrame]:
+        """A selection's config table and the runs behind it, in one opening of the store."""
+        with self._store() as store:
+            return self._selection_data(store, sel)
+
+    @staticmethod
+    def _selection_data(store: Store, sel: Selection) -> tuple[pl.DataFrame, pl.DataFrame]:
+        table = browse.config_table(store, sel.set_id, sel.gpu, sel.mode)
+        filters = browse.Filters(gpu=sel.gpu, set_ids=(sel.set_id,), mode=sel.mode)
+        runs = browse.runs(store, filters, "published" if sel.source == "published" else "bench")
+        return table, runs
 
     def stats(self) -> pl.DataFrame:
         with self._store() as store:
@@ -63,12 +113,6 @@ class DataSource:
     def config_table(self, sel: Selection) -> pl.DataFrame:
         with self._store() as store:
             return browse.config_table(store, sel.set_id, sel.gpu, sel.mode)
-
-    def runs(self, sel: Selection) -> pl.DataFrame:
-        """The runs behind a selection: its published import, or the benchmark runs that measured it."""
-        filters = browse.Filters(gpu=sel.gpu, set_ids=(sel.set_id,), mode=sel.mode)
-        with self._store() as store:
-            return browse.runs(store, filters, "published" if sel.source == "published" else "bench")
 
     def samples(self, sel: Selection, shape: Shape) -> pl.DataFrame:
         with self._store() as store:

@@ -17,7 +17,8 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Checkbox, DataTable, Input, Markdown, Select, Static
+from textual.widgets import Checkbox, DataTable, Input, Markdown, OptionList, Select, Static
+from textual.widgets.option_list import Option
 
 HELP = """\
 # cuda-l2-explorer
@@ -34,13 +35,14 @@ show_configs = "c"      # binding id = key(s), comma separated
 |---|---|---|
 | 1-7 | Overview, Configs, Heatmap, Plots, Lookup, Compare, Bench | show_overview ... show_bench |
 | / | focus the filter of the Configs table | focus_filter |
+| s / S | Configs: sort menu (the sorted column again: reverse) / reverse | sort_menu, reverse_sort |
 | Enter | open the kernel view of the row (Configs, Lookup) | |
 | x / b | in the kernel view: export the kernel (cuda-l2, torch or cmake) / benchmark its config | |
 | y | copy the row under the cursor as TSV | copy_row |
 | Y | copy the visible table as TSV (CSV / Markdown in the palette) | copy_table |
 | e | export the visible table to CSV or Parquet | export_table |
 | r | reload the data | reload |
-| Esc | close a dialog, or cancel a running benchmark | |
+| Esc | leave a text input for the pane's table, close a dialog, or cancel a running benchmark | escape |
 | ? / F1 | this help | help |
 | q | quit | quit |
 
@@ -49,7 +51,9 @@ show_configs = "c"      # binding id = key(s), comma separated
 Column names (`m`, `n`, `k`, `speedup`, `kernel_us`, `best_baseline_us`, `floor_frac`, `regime`,
 `status`, `audit`), numbers and 'strings', `== != < <= > >=`, `and or not`, `+ - * /`.
 Examples: `m >= 1024 and speedup < 1`, `regime == 'tiny'`, `m * n * k > 1073741824`,
-`status != 'ok'`. Click a column header to sort by it (again to reverse).
+`status != 'ok'`. Sort with s (a menu of the columns), S (reverse), the command palette ("Sort
+configs by ...") or a click on a column header (again to reverse). Keys typed into an input stay
+there: Esc leaves it, and the single-letter keys work again.
 """
 
 
@@ -220,3 +224,37 @@ class ExportTableScreen(ModalScreen[Path | None]):
             self.app.notify(str(exc), title="export", severity="error")
             return
         self.dismiss(path)
+
+
+class SortScreen(ModalScreen[str | None]):
+    """The keyboard's way to sort a table: pick a column (Enter); the sorted one again reverses it."""
+
+    BINDINGS = [Binding("escape,s", "dismiss", "cancel")]
+    DEFAULT_CSS = """
+    SortScreen > Vertical {
+        width: 44; height: auto; max-height: 90%; border: round $accent; background: $surface;
+    }
+    SortScreen OptionList { height: auto; max-height: 20; }
+    """
+
+    def __init__(self, columns: list[tuple[str, str]], current: str | None, reverse: bool) -> None:
+        super().__init__()
+        self.columns, self.current, self.reverse = columns, current, reverse
+
+    def compose(self) -> ComposeResult:
+        def prompt(key: str, label: str) -> str:
+            if key != self.current:
+                return label
+            return f"{label} {'▼' if self.reverse else '▲'} (again: reverse)"
+
+        with Vertical():
+            yield Static("Sort by (Enter; Esc cancels)")
+            options = OptionList(*[Option(prompt(key, label), id=key) for key, label in self.columns])
+            keys = [key for key, _ in self.columns]
+            if self.current in keys:
+                options.highlighted = keys.index(self.current)
+            yield options
+
+    @on(OptionList.OptionSelected)
+    def _chosen(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(event.option.id)

@@ -11,7 +11,8 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import Checkbox, DataTable, Input, Static
 
-COLUMNS = ("rank", "tier", "set_id", "gpu", "mode", "config", "runs at", "predicted", "basis")
+# The predicted speedup next to the rank, so an 80-column terminal shows it.
+COLUMNS = ("rank", "predicted", "tier", "config", "set_id", "gpu", "mode", "runs at", "basis")
 
 
 class LookupPane(Vertical):
@@ -64,13 +65,13 @@ class LookupPane(Vertical):
             predicted = "-" if r.predicted_speedup is None else f"{r.predicted_speedup:.3f}"
             table.add_row(
                 str(r.rank),
+                predicted,
                 r.tier,
+                str(c.shape),
                 c.set_id,
                 c.gpu,
                 c.mode,
-                str(c.shape),
                 r.runs_at,
-                predicted,
                 r.predicted_basis,
                 key=f"{c.set_id}|{c.shape}|{c.gpu}|{c.mode}|{r.rank}",
             )

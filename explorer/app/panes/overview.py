@@ -11,7 +11,8 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Static
 
-COLUMNS = ("set_id", "gpu", "mode", "source", "baseline", "configs", "geomean", "mean", "win_rate", "min")
+# The figures right after what identifies a row, so an 80-column terminal still shows the geomean.
+COLUMNS = ("set_id", "gpu", "mode", "baseline", "geomean", "win_rate", "mean", "min", "configs", "source")
 
 
 class OverviewPane(VerticalScroll):
@@ -48,8 +49,9 @@ class OverviewPane(VerticalScroll):
         )
         for column in COLUMNS:
             grid.add_column(column.replace("_", " "), key=column)
-        for row in shown.select(COLUMNS).iter_rows():
-            grid.add_row(*[f"{v:.3f}" if isinstance(v, float) else str(v) for v in row])
+        for row in shown.select(COLUMNS).iter_rows(named=True):
+            row["baseline"] = row["baseline"].replace("cuBLASLt-", "Lt-")
+            grid.add_row(*[f"{v:.3f}" if isinstance(v, float) else str(v) for v in row.values()])
         chart = self.query_one("#overview-chart", Static)
         if selection is not None and table is not None:
             width = max(self.size.width - 4, 40)
