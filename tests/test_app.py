@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import statistics
 import time
 
 import pytest
@@ -273,26 +274,47 @@ async def test_help_palette_and_keymap(app_db, tmp_path, monkeypatch):
         assert "Export table" in titles and "Copy table (MARKDOWN)" in titles
 
 
-async def test_filter_and_sort_speed_on_a_full_grid(tmp_path, cli):
-    """Figures for the README: the bundled H100 published set (1000 configs)."""
+async def test_filter_and_sort_within_50_ms_on_a_full_grid(tmp_path):
+    """The bundled H100 published set (1000 configs): a filter or a sort, from the key to a full
+    frame drawn, costs the app at most 50 ms of CPU (median of five; CPU time, so that other work
+    on the machine does not count). The DataTable this replaced took 160-500 ms."""
     app = ExplorerApp(tmp_path / "none.duckdb", with_bundled=True)
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=(160, 48)) as pilot:
         await _ready(pilot)
         labels = [s.label for s in app.selections]
-        app.query_one("#selection").value = next(
-            i for i, s in enumerate(labels) if "h100" in s and "offline" in s
+        app.query_one("#selection").value = labels.index(
+            "cuda-l2/h100_F32F16F16F32 · h100 · offline · published"
         )
         await _ready(pilot)
         pane = app.query_one(ConfigsPane)
         assert pane.frame.height == 1000
-        started = time.perf_counter()
-        frame = pane.filtered()
-        engine_ms = (time.perf_counter() - started) * 1e3
-        pane.query_one("#configs-filter").value = "m >= 1024 and speedup < 1"
-        pane.refresh_view()
-        print(f"filter+sort engine {engine_ms:.1f} ms, with table refresh {pane.last_update_ms:.1f} ms")
-        assert frame.height == 1000 and engine_ms < 50
-        assert pane.last_update_ms < 500
+        await pilot.press("2")
+
+        async def cpu_ms(*keys: str) -> float:
+            await pilot.pause()
+            started = time.process_time()
+            await pilot.press(*keys)
+            _screen_lines(app)
+            return (time.process_time() - started) * 1e3
+
+        async def filtered(text: str) -> float:
+            pane.query_one("#configs-filter").value = text
+            pane.query_one("#configs-filter").focus()
+            return await cpu_ms("enter")
+
+        filters = [
+            await filtered(t) for t in ("m >= 1024 and speedup < 1", "", "regime == 'tiny'", "", "k > 64")
+        ]
+        assert pane.view.height == 900
+        print(f"filter {sorted(filters)} ms (CPU, key to frame)")
+        assert statistics.median(filters) <= 50
+        await pilot.press("escape")
+        sorts = [await cpu_ms("S") for _ in range(5)]  # reverse the sort: all 900 rows reordered
+        assert pane.sort_reverse and pane.view["speedup"].to_list() == sorted(
+            pane.view["speedup"].to_list(), reverse=True
+        )
+        print(f"sort {sorted(sorts)} ms (CPU, key to frame)")
+        assert statistics.median(sorts) <= 50
 
 
 def _over_best(path) -> dict[tuple[int, int, int], float]:

@@ -231,6 +231,7 @@ class SortScreen(ModalScreen[str | None]):
 
     BINDINGS = [Binding("escape,s", "dismiss", "cancel")]
     DEFAULT_CSS = """
+    SortScreen { align: center middle; }
     SortScreen > Vertical {
         width: 44; height: auto; max-height: 90%; border: round $accent; background: $surface;
     }
