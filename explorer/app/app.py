@@ -1,5 +1,8 @@
 """ExplorerApp: the Textual front end. It lays out panes, loads data in workers and routes
-messages; every number comes from ``explorer.app.data`` (the engine's query API)."""
+messages; every number comes from ``explorer.app.data`` (the engine's query API).
+
+Nothing here imports Polars or DuckDB at module level (a test checks it): the first frame is
+drawn while the first worker imports them and reads the store."""
 
 from __future__ import annotations
 
@@ -12,8 +15,8 @@ import time
 import tomllib
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import polars as pl
 from cuda_l2_explorer.app.data import DataSource, Selection, Snapshot, describe_error
 from cuda_l2_explorer.app.frame_table import FrameTable
 from cuda_l2_explorer.app.panes.bench import BenchPane
@@ -24,7 +27,6 @@ from cuda_l2_explorer.app.panes.lookup import LookupPane
 from cuda_l2_explorer.app.panes.overview import OverviewPane
 from cuda_l2_explorer.app.panes.plots import PlotsPane
 from cuda_l2_explorer.app.screens import ExportTableScreen, HelpScreen, KernelScreen
-from cuda_l2_explorer.app.table_io import rows_as_text
 from cuda_l2_explorer.db.shapes import Shape
 from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
@@ -33,6 +35,9 @@ from textual.containers import Horizontal
 from textual.screen import ModalScreen, Screen
 from textual.widget import Widget
 from textual.widgets import DataTable, Footer, Header, Input, Select, Static, TabbedContent, TabPane
+
+if TYPE_CHECKING:
+    import polars as pl
 
 TABS = ("overview", "configs", "heatmap", "plots", "lookup", "compare", "bench")
 
@@ -108,7 +113,7 @@ class ExplorerApp(App[None]):
         self.selections: list[Selection] = []
         self.selection: Selection | None = None
         self.shown: Selection | None = None  # the selection whose table the panes show
-        self.stats = pl.DataFrame()
+        self.stats: pl.DataFrame | None = None
         self.table: pl.DataFrame | None = None
         self.bench_process: subprocess.Popen | None = None
         self.timings: dict[str, float] = {}
@@ -277,6 +282,8 @@ class ExplorerApp(App[None]):
         if table is None or table.row_count == 0:
             self.notify("no row to copy here", severity="warning")
             return
+        from cuda_l2_explorer.app.table_io import rows_as_text
+
         self.copy_to_clipboard(rows_as_text(*self._table_rows(table, True), "tsv"))
         self.notify("row copied as TSV")
 
@@ -285,6 +292,8 @@ class ExplorerApp(App[None]):
         if table is None or table.row_count == 0:
             self.notify("no table to copy here", severity="warning")
             return
+        from cuda_l2_explorer.app.table_io import rows_as_text
+
         self.copy_to_clipboard(rows_as_text(*self._table_rows(table, False), fmt))
         self.notify(f"{table.row_count} rows copied as {fmt.upper()}")
 
@@ -319,7 +328,7 @@ class ExplorerApp(App[None]):
     def open_kernel(self, set_id: str, shape: Shape, query: Shape | None = None) -> None:
         try:
             detail = self.source.kernel_detail(set_id, shape)
-            samples = self.source.samples(self.selection, shape) if self.selection else pl.DataFrame()
+            samples = self.source.samples(self.selection, shape) if self.selection else None
         except Exception as exc:
             self.call_from_thread(self.notify, describe_error(exc), severity="error")
             return

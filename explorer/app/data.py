@@ -2,6 +2,8 @@
 
 One ``DataSource`` per app opens the store for each call. DuckDB connections are not safe for
 concurrent use, so every call goes through one lock; the app calls these from thread workers.
+The engine (and with it DuckDB and Polars) is imported by the first call, in a worker: the app
+draws its first frame without waiting for them.
 """
 
 from __future__ import annotations
@@ -13,16 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import polars as pl
 from cuda_l2_explorer.db.errors import ExplorerError
 from cuda_l2_explorer.db.shapes import Shape
-from cuda_l2_explorer.engine import browse
-from cuda_l2_explorer.engine.export import ExportResult, export_kernel
-from cuda_l2_explorer.engine.lookup import LookupResult, lookup
-from cuda_l2_explorer.engine.stats import stats as speedup_stats
 
 if TYPE_CHECKING:
+    import polars as pl
     from cuda_l2_explorer.db.store import Store
+    from cuda_l2_explorer.engine.export import ExportResult
+    from cuda_l2_explorer.engine.lookup import LookupResult
 
 
 @dataclass(frozen=True)
@@ -71,6 +71,8 @@ class DataSource:
 
     @contextmanager
     def _store(self) -> Iterator[Store]:
+        from cuda_l2_explorer.engine import browse
+
         with self._lock, browse.open_store(self.db, with_bundled=self.with_bundled) as store:
             yield store
 
@@ -80,11 +82,17 @@ class DataSource:
 
     @staticmethod
     def _selections(store: Store) -> list[Selection]:
+        from cuda_l2_explorer.engine import browse
+
         return [Selection(*row) for row in browse.selections(store).iter_rows()]
 
     def snapshot(self, current: Selection | None) -> Snapshot:
         """Selections, stats and the preferred selection's table and runs: opening the store costs
         about as much as a query, so the first screen's data comes from one opening."""
+        import polars as pl
+        from cuda_l2_explorer.engine import browse
+        from cuda_l2_explorer.engine.stats import stats as speedup_stats
+
         with self._store() as store:
             selections = self._selections(store)
             stats = speedup_stats(store, browse.resolve_filters(store)) if selections else pl.DataFrame()
@@ -101,33 +109,48 @@ class DataSource:
 
     @staticmethod
     def _selection_data(store: Store, sel: Selection) -> tuple[pl.DataFrame, pl.DataFrame]:
+        from cuda_l2_explorer.engine import browse
+
         table = browse.config_table(store, sel.set_id, sel.gpu, sel.mode)
         filters = browse.Filters(gpu=sel.gpu, set_ids=(sel.set_id,), mode=sel.mode)
         runs = browse.runs(store, filters, "published" if sel.source == "published" else "bench")
         return table, runs
 
     def stats(self) -> pl.DataFrame:
+        from cuda_l2_explorer.engine import browse
+        from cuda_l2_explorer.engine.stats import stats as speedup_stats
+
         with self._store() as store:
             return speedup_stats(store, browse.resolve_filters(store))
 
     def config_table(self, sel: Selection) -> pl.DataFrame:
+        from cuda_l2_explorer.engine import browse
+
         with self._store() as store:
             return browse.config_table(store, sel.set_id, sel.gpu, sel.mode)
 
     def samples(self, sel: Selection, shape: Shape) -> pl.DataFrame:
+        from cuda_l2_explorer.engine import browse
+
         with self._store() as store:
             return browse.samples(store, sel.set_id, sel.gpu, sel.mode, shape)
 
     def kernel_detail(self, set_id: str, shape: Shape) -> dict:
+        from cuda_l2_explorer.engine import browse
+
         with self._store() as store:
             return browse.kernel_detail(store, set_id, shape)
 
     def export(self, query: Shape, set_id: str, fmt: str, out: Path, force: bool) -> ExportResult:
         """The CLI's ``export`` (same engine): the kernel of ``set_id`` lookup chooses for ``query``."""
+        from cuda_l2_explorer.engine.export import export_kernel
+
         with self._store() as store:
             return export_kernel(store, query, fmt, out, set_=set_id, force=force)
 
     def lookup(self, shape: Shape, gpu: str | None, mode: str | None) -> LookupResult:
+        from cuda_l2_explorer.engine.lookup import lookup
+
         with self._store() as store:
             return lookup(store, shape, gpu=gpu, mode=mode, limit=25)
 

@@ -4,21 +4,21 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import polars as pl
-from cuda_l2_explorer.app.table_io import export_frame
 from cuda_l2_explorer.db.errors import ExplorerError
 from cuda_l2_explorer.db.shapes import Shape, parse_shape
-from cuda_l2_explorer.engine.export import FORMATS
 from cuda_l2_explorer.tuner.families import RUNTIME_SHAPE_ALIGNMENT
-from rich.syntax import Syntax
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Checkbox, DataTable, Input, Markdown, OptionList, Select, Static
+from textual.widgets import Checkbox, DataTable, Input, OptionList, Select, Static
 from textual.widgets.option_list import Option
+
+if TYPE_CHECKING:
+    import polars as pl
 
 HELP = """\
 # cuda-l2-explorer
@@ -65,6 +65,8 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll():
+            from textual.widgets import Markdown  # markdown-it: loaded when help is first opened
+
             yield Markdown(HELP)
 
 
@@ -122,6 +124,8 @@ class KernelScreen(ModalScreen[None]):
             yield Static("[b]Search log[/b] (every candidate the kernel search measured for this config)")
             yield DataTable(id="kernel-search-log")
             if kernel is not None and kernel.get("source"):
+                from rich.syntax import Syntax  # Pygments: loaded when a source is first shown
+
                 yield Static(Syntax(kernel["source"], "cpp", line_numbers=True, word_wrap=False))
 
     def on_mount(self) -> None:
@@ -164,6 +168,8 @@ class ExportKernelScreen(ModalScreen[Path | None]):
         self.set_id, self.export_shape = set_id, query
 
     def compose(self) -> ComposeResult:
+        from cuda_l2_explorer.engine.export import FORMATS
+
         with Vertical():
             yield Static(f"Export the kernel of {self.set_id} that lookup chooses for your shape (M N K)")
             yield Input(value=" ".join(map(str, self.export_shape.astuple())), id="export-shape")
@@ -213,6 +219,8 @@ class ExportTableScreen(ModalScreen[Path | None]):
 
     @on(Input.Submitted, "#export-path")
     def _submit(self, event: Input.Submitted) -> None:
+        from cuda_l2_explorer.app.table_io import export_frame
+
         try:
             path = export_frame(
                 self.frame, Path(event.value.strip()), self.query_one("#export-overwrite", Checkbox).value

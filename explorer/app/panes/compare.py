@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
-import polars as pl
 from cuda_l2_explorer.app.frame_table import FrameTable
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import Select, Static
+
+if TYPE_CHECKING:
+    import polars as pl
 
 
 class ComparePane(Vertical):
@@ -49,6 +52,8 @@ class ComparePane(Vertical):
             self.post_message(self.Wanted(left, right))
 
     def show(self, left: pl.DataFrame, right: pl.DataFrame, left_label: str, right_label: str) -> None:
+        import polars as pl
+
         joined = (
             left.select("m", "n", "k", pl.col("speedup").alias("left"))
             .join(

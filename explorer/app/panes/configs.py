@@ -7,10 +7,9 @@ query over the frame whose result is a row order for the table (no rows are rebu
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
-import polars as pl
 from cuda_l2_explorer.app.frame_table import FrameTable
-from cuda_l2_explorer.db.filter_expr import FilterError, parse_filter
 from cuda_l2_explorer.db.shapes import Shape
 from textual import on
 from textual.app import ComposeResult
@@ -18,6 +17,9 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import Input, Static
+
+if TYPE_CHECKING:
+    import polars as pl
 
 SHOWN = (
     "m",
@@ -81,12 +83,22 @@ class ConfigsPane(Vertical):
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
-        self.frame = pl.DataFrame()
-        self.view = pl.DataFrame()
-        self._indexed = pl.DataFrame()
+        self._frame: pl.DataFrame | None = None  # None until the first table: Polars loads in a worker
+        self._view: pl.DataFrame | None = None
+        self._indexed: pl.DataFrame | None = None
         self.sort_column: str | None = "speedup"
         self.sort_reverse = False
         self.last_update_ms = 0.0
+
+    @property
+    def frame(self) -> pl.DataFrame:
+        """The selection's table as the app loaded it (with an M_N_K column ``mnk``)."""
+        return self._frame if self._frame is not None else _empty()
+
+    @property
+    def view(self) -> pl.DataFrame:
+        """What the table shows: the frame after filter, search and sort."""
+        return self._view if self._view is not None else _empty()
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="configs-controls"):
@@ -97,9 +109,11 @@ class ConfigsPane(Vertical):
 
     def show(self, frame: pl.DataFrame) -> None:
         """A new table: its cells are formatted here, once; views of it only reorder rows."""
+        import polars as pl
+
         if frame.height:
             frame = frame.with_columns(pl.format("{}_{}_{}", "m", "n", "k").alias("mnk"))
-        self.frame = frame
+        self._frame = frame
         self._indexed = frame.with_row_index(ROW)
         columns = [c for c in SHOWN if c in frame.columns]
         cells = [[_fmt(v) for v in frame[c].to_list()] for c in columns]
@@ -154,9 +168,14 @@ class ConfigsPane(Vertical):
 
     def filtered(self) -> pl.DataFrame:
         """The frame after filter, search and sort; raises FilterError for a bad expression."""
+        if self._indexed is None:
+            return self.frame
         return self._query(self._indexed).drop(ROW)
 
     def _query(self, frame: pl.DataFrame) -> pl.DataFrame:
+        import polars as pl
+        from cuda_l2_explorer.db.filter_expr import parse_filter
+
         text = self.query_one("#configs-filter", Input).value
         frame = frame.filter(parse_filter(text, [c for c in frame.columns if c not in ("mnk", ROW)]))
         search = self.query_one("#configs-search", Input).value.strip()
@@ -169,6 +188,11 @@ class ConfigsPane(Vertical):
         return frame
 
     def refresh_view(self) -> None:
+        if self._indexed is None:  # no table yet
+            return
+        import polars as pl
+        from cuda_l2_explorer.db.filter_expr import FilterError
+
         started = time.perf_counter()
         table = self.query_one("#configs-table", FrameTable)
         try:
@@ -178,10 +202,16 @@ class ConfigsPane(Vertical):
             return
         table.show_rows(view[ROW].to_list())
         table.set_marker(self.sort_column, "▼" if self.sort_reverse else "▲")
-        self.view = view.drop(ROW)
+        self._view = view.drop(ROW)
         self.last_update_ms = (time.perf_counter() - started) * 1e3
         arrow = "▼" if self.sort_reverse else "▲"
         self.query_one("#configs-info", Static).update(
             f"{view.height} of {self.frame.height} configs · sort: {self.sort_column or '-'} {arrow} · "
             "s: sort · Enter: kernel view · y: copy row · e: export"
         )
+
+
+def _empty() -> pl.DataFrame:
+    import polars as pl
+
+    return pl.DataFrame()

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from cuda_l2_explorer.db.errors import UsageError
 from cuda_l2_explorer.db.shapes import Shape, parse_shape
-from cuda_l2_explorer.engine.lookup import LookupResult
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import Checkbox, DataTable, Input, Static
+
+if TYPE_CHECKING:
+    from cuda_l2_explorer.engine.lookup import LookupResult
 
 # The predicted speedup next to the rank, so an 80-column terminal shows it.
 COLUMNS = ("rank", "predicted", "tier", "config", "set_id", "gpu", "mode", "runs at", "basis")
