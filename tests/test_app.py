@@ -5,6 +5,7 @@ from __future__ import annotations
 import statistics
 import time
 
+import polars as pl
 import pytest
 from cuda_l2_explorer.app.app import ExplorerApp
 from cuda_l2_explorer.app.panes.configs import ConfigsPane
@@ -513,15 +514,19 @@ async def test_sort_by_keyboard(app_db):
         assert "Sort configs by speedup" in titles and "Sort configs by vs torch" in titles
 
 
-async def test_cursor_stays_on_its_config_when_the_view_changes(app_db):
+async def test_cursor_stays_on_its_config_through_a_filter_and_goes_to_the_top_on_a_sort(app_db):
     app = ExplorerApp(app_db, with_bundled=False)
     async with app.run_test(size=SIZE) as pilot:
         await _ready(pilot)
         app.query_one("#selection").value = 0
         await _ready(pilot)
+        pane = app.query_one(ConfigsPane)
         await pilot.press("2", "down", "down")
         table = app.query_one("#configs-table")
         chosen = table.cursor_key
-        await pilot.press("s", "home", "enter")  # sort by m
-        assert table.cursor_key == chosen
-        assert app.query_one(ConfigsPane).view["mnk"][table.cursor_row] == chosen
+        m = pane.view.filter(pl.col("mnk") == chosen)["m"].item()
+        pane.query_one("#configs-filter").value = f"m == {m}"
+        pane.refresh_view()
+        assert table.cursor_key == chosen and pane.view["mnk"][table.cursor_row] == chosen
+        await pilot.press("s", "home", "enter")  # sort by m: the view is read from the top
+        assert table.cursor_row == 0 and table.scroll_y == 0

@@ -149,15 +149,15 @@ class FrameTable(ScrollView, can_focus=True):
         self._header = None
         self.show_rows(range(len(self._rows)))
 
-    def show_rows(self, order: Sequence[int]) -> None:
-        """Show these rows (indices into the rows set) in this order; the cursor stays on its row
-        where that row is still shown."""
-        current = self.cursor_key
+    def show_rows(self, order: Sequence[int], keep_cursor: bool = True) -> None:
+        """Show these rows (indices into the rows set) in this order. The cursor stays on its row
+        where that row is still shown and ``keep_cursor`` asks for it, else goes to the top."""
+        current = self.cursor_key if keep_cursor else None
         self._order = list(order)
         width = sum(c.width + 2 * CELL_PADDING for c in self.columns.values())
         self.virtual_size = Size(width, len(self._order) + 1)  # +1: the header line
         position = {self._keys[i]: n for n, i in enumerate(self._order)} if current is not None else {}
-        self.cursor_row = position.get(current, 0) if current is not None else 0
+        self.cursor_row = position.get(current, 0)
         self.refresh()
 
     def set_marker(self, column_key: str | None, marker: str) -> None:

@@ -139,7 +139,7 @@ class ConfigsPane(Vertical):
         if reverse is None:
             reverse = not self.sort_reverse if column == self.sort_column else False
         self.sort_column, self.sort_reverse = column, reverse
-        self.refresh_view()
+        self.refresh_view(keep_cursor=False)  # a sort is read from the top
 
     def action_sort_menu(self) -> None:
         from cuda_l2_explorer.app.screens import SortScreen
@@ -187,7 +187,9 @@ class ConfigsPane(Vertical):
             )
         return frame
 
-    def refresh_view(self) -> None:
+    def refresh_view(self, keep_cursor: bool = True) -> None:
+        """Filter, search and sort the frame into the table; the cursor stays on its config where
+        the new view still has it (unless ``keep_cursor`` is False)."""
         if self._indexed is None:  # no table yet
             return
         import polars as pl
@@ -200,7 +202,7 @@ class ConfigsPane(Vertical):
         except (FilterError, pl.exceptions.PolarsError) as exc:
             self.app.notify(str(exc).splitlines()[0], title="filter", severity="error")
             return
-        table.show_rows(view[ROW].to_list())
+        table.show_rows(view[ROW].to_list(), keep_cursor)
         table.set_marker(self.sort_column, "▼" if self.sort_reverse else "▲")
         self._view = view.drop(ROW)
         self.last_update_ms = (time.perf_counter() - started) * 1e3
