@@ -464,7 +464,8 @@ async def test_escape_leaves_inputs_and_single_letter_keys_stay_in_them(app_db):
             await pilot.press(tab_key)
             app.query_one(input_id).focus()
             await pilot.pause()
-            await pilot.press(*"qy1e/r?")  # each a key of the app; here all of them are text
+            _type_at_once(app, "qy1e/r?")  # each a key of the app; here all of them are text
+            await pilot.pause()
             assert app.query_one(input_id).value.endswith("qy1e/r?")
             assert app.is_running and not isinstance(app.screen, HelpScreen)
             assert app.query_one("#tabs").active != "overview"
