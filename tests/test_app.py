@@ -34,6 +34,13 @@ async def _ready(pilot) -> None:
     await pilot.pause()
 
 
+async def _published_offline(pilot) -> None:
+    """Ready, on the published H100 offline selection of app_db (8 configs)."""
+    await _ready(pilot)
+    pilot.app.query_one("#selection").value = 0
+    await _ready(pilot)
+
+
 async def test_starts_fast_and_loads_in_a_worker(app_db):
     app = ExplorerApp(app_db, with_bundled=False)
     started = time.perf_counter()
@@ -152,9 +159,7 @@ async def test_every_pane_opens_with_content(app_db, key, tab):
 async def test_filter_sort_search_and_bad_filter(app_db):
     app = ExplorerApp(app_db, with_bundled=False)
     async with app.run_test(size=SIZE) as pilot:
-        await _ready(pilot)
-        app.query_one("#selection").value = 0  # published h100 offline: 8 configs
-        await _ready(pilot)
+        await _published_offline(pilot)
         pane = app.query_one(ConfigsPane)
         assert pane.view.height == 8
         await pilot.press("slash")
@@ -207,9 +212,7 @@ async def test_kernel_view_and_copy(app_db):
 async def test_lookup_flow(app_db):
     app = ExplorerApp(app_db, with_bundled=False)
     async with app.run_test(size=SIZE) as pilot:
-        await _ready(pilot)
-        app.query_one("#selection").value = 0
-        await _ready(pilot)
+        await _published_offline(pilot)
         await pilot.press("5", *"1000 1000 1000", "enter")
         await _ready(pilot)
         table = app.query_one("#lookup-table")
@@ -491,9 +494,7 @@ async def test_footer_offers_no_typing_key_while_an_input_has_focus(app_db):
 async def test_sort_by_keyboard(app_db):
     app = ExplorerApp(app_db, with_bundled=False)
     async with app.run_test(size=SIZE) as pilot:
-        await _ready(pilot)
-        app.query_one("#selection").value = 0  # published h100 offline: 8 configs
-        await _ready(pilot)
+        await _published_offline(pilot)
         pane = app.query_one(ConfigsPane)
         await pilot.press("2", "s")
         assert isinstance(app.screen, SortScreen)
@@ -518,9 +519,7 @@ async def test_sort_by_keyboard(app_db):
 async def test_cursor_stays_on_its_config_through_a_filter_and_goes_to_the_top_on_a_sort(app_db):
     app = ExplorerApp(app_db, with_bundled=False)
     async with app.run_test(size=SIZE) as pilot:
-        await _ready(pilot)
-        app.query_one("#selection").value = 0
-        await _ready(pilot)
+        await _published_offline(pilot)
         pane = app.query_one(ConfigsPane)
         await pilot.press("2", "down", "down")
         table = app.query_one("#configs-table")

@@ -91,29 +91,23 @@ class FrameTable(ScrollView, can_focus=True):
 
     cursor_row: reactive[int] = reactive(0, always_update=True, init=False)
 
-    class RowSelected(Message):
-        """Enter (or a click on the cursor row): the row's key."""
+    class Chosen(Message):
+        """Something chosen in a table (its ``control``, for ``@on`` selectors): ``key`` names it."""
 
-        def __init__(self, table: FrameTable, row_key: str) -> None:
+        def __init__(self, table: FrameTable, key: str) -> None:
             self.table = table
-            self.row_key = row_key
+            self.key = key
             super().__init__()
 
         @property
         def control(self) -> FrameTable:
             return self.table
 
-    class HeaderSelected(Message):
-        """A click on a column's label."""
+    class RowSelected(Chosen):
+        """Enter (or a click on the cursor row): ``key`` is the row's key."""
 
-        def __init__(self, table: FrameTable, column_key: str) -> None:
-            self.table = table
-            self.column_key = column_key
-            super().__init__()
-
-        @property
-        def control(self) -> FrameTable:
-            return self.table
+    class HeaderSelected(Chosen):
+        """A click on a column's label: ``key`` is the column's key."""
 
     def __init__(self, *, zebra_stripes: bool = True, **kwargs) -> None:
         super().__init__(**kwargs)

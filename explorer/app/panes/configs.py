@@ -132,7 +132,7 @@ class ConfigsPane(Vertical):
 
     @on(FrameTable.HeaderSelected)
     def _header_clicked(self, event: FrameTable.HeaderSelected) -> None:
-        self.sort_by(event.column_key)
+        self.sort_by(event.key)
 
     def sort_by(self, column: str, reverse: bool | None = None) -> None:
         """Sort by ``column``; choosing the sorted column again reverses it unless ``reverse`` says."""
@@ -163,7 +163,7 @@ class ConfigsPane(Vertical):
 
     @on(FrameTable.RowSelected, "#configs-table")
     def _chosen(self, event: FrameTable.RowSelected) -> None:
-        m, n, k = (int(x) for x in event.row_key.split("_"))
+        m, n, k = (int(x) for x in event.key.split("_"))
         self.post_message(self.ConfigChosen(Shape(m, n, k)))
 
     def filtered(self) -> pl.DataFrame:
