@@ -530,3 +530,18 @@ async def test_cursor_stays_on_its_config_through_a_filter_and_goes_to_the_top_o
         assert table.cursor_key == chosen and pane.view["mnk"][table.cursor_row] == chosen
         await pilot.press("s", "home", "enter")  # sort by m: the view is read from the top
         assert table.cursor_row == 0 and table.scroll_y == 0
+
+
+async def test_mouse_sorts_by_a_header_and_opens_a_row(app_db):
+    app = ExplorerApp(app_db, with_bundled=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await _published_offline(pilot)
+        await pilot.press("2")
+        pane, table = app.query_one(ConfigsPane), app.query_one("#configs-table")
+        await pilot.click("#configs-table", offset=(9, 0))  # the header of the second column, n
+        assert pane.sort_column == "n" and pane.view["n"].to_list() == sorted(pane.view["n"].to_list())
+        await pilot.click("#configs-table", offset=(2, 3))  # the third row: the cursor moves there
+        assert table.cursor_row == 2
+        await pilot.click("#configs-table", offset=(2, 3))  # clicked again: its kernel view
+        await _ready(pilot)
+        assert isinstance(app.screen, KernelScreen) and str(app.screen.shape) == pane.view["mnk"][2]
