@@ -545,3 +545,18 @@ async def test_mouse_sorts_by_a_header_and_opens_a_row(app_db):
         await pilot.click("#configs-table", offset=(2, 3))  # clicked again: its kernel view
         await _ready(pilot)
         assert isinstance(app.screen, KernelScreen) and str(app.screen.shape) == pane.view["mnk"][2]
+
+
+async def test_a_smaller_table_replaces_a_larger_one_under_the_cursor(app_db):
+    """The cursor on the last config of 8 (in the frame's order), then a selection of 2: the new
+    rows are shown (the old row order must not index the new rows)."""
+    app = ExplorerApp(app_db, with_bundled=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await _published_offline(pilot)
+        await pilot.press("2")
+        pane, table = app.query_one(ConfigsPane), app.query_one("#configs-table")
+        table.cursor_row = pane.view["mnk"].to_list().index(pane.frame["mnk"][7])
+        labels = [s.label for s in app.selections]
+        app.query_one("#selection").value = labels.index("ours/h100_F32F16F16F32 · h100 · offline · measured")
+        await _ready(pilot)
+        assert table.row_count == 2 and len(_shown_rows(app, "#configs-table")) == 2

@@ -128,7 +128,9 @@ class FrameTable(ScrollView, can_focus=True):
         keys: Sequence[str] | None = None,
     ) -> None:
         """Columns as (key, label, right-aligned) and every row's cells as text, all shown in order.
-        A column is as wide as its widest value or its label and a one-character marker."""
+        A column is as wide as its widest value or its label and a one-character marker. The cursor
+        stays on its row's key where the new rows have it."""
+        current = self.cursor_key  # of the old rows: their order indexes them, not the new ones
         self._rows = list(rows)
         self._keys = list(keys) if keys is not None else [str(i) for i in range(len(self._rows))]
         widths = [len(label) + 1 for _, label, _ in columns]
@@ -141,12 +143,14 @@ class FrameTable(ScrollView, can_focus=True):
             for (key, label, right), width in zip(columns, widths, strict=True)
         }
         self._header = None
-        self.show_rows(range(len(self._rows)))
+        self._show(range(len(self._rows)), current)
 
     def show_rows(self, order: Sequence[int], keep_cursor: bool = True) -> None:
         """Show these rows (indices into the rows set) in this order. The cursor stays on its row
         where that row is still shown and ``keep_cursor`` asks for it, else goes to the top."""
-        current = self.cursor_key if keep_cursor else None
+        self._show(order, self.cursor_key if keep_cursor else None)
+
+    def _show(self, order: Sequence[int], current: str | None) -> None:
         self._order = list(order)
         width = sum(c.width + 2 * CELL_PADDING for c in self.columns.values())
         self.virtual_size = Size(width, len(self._order) + 1)  # +1: the header line
