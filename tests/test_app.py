@@ -442,7 +442,11 @@ async def test_no_stale_row_after_clearing_an_empty_filter(tmp_path):
         await _ready(pilot)
         pane = app.query_one(ConfigsPane)
         assert pane.frame.height == 1000
-        await pilot.press("2", "slash")
+        await pilot.press("2")
+        first = [str(v) for v in pane.view.select("m", "n", "k", "regime").row(0)]
+        assert app.query_one("#configs-table").cursor_row == 0  # a new table is read from the top
+        assert _shown_rows(app, "#configs-table")[0][:4] == first
+        await pilot.press("slash")
         _type_at_once(app, "m == 5\r")
         await _ready(pilot)
         assert pane.view.height == 0 and _shown_rows(app, "#configs-table") == []

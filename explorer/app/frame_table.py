@@ -126,10 +126,11 @@ class FrameTable(ScrollView, can_focus=True):
         columns: Sequence[tuple[str, str, bool]],
         rows: Sequence[Sequence[str]],
         keys: Sequence[str] | None = None,
+        order: Sequence[int] | None = None,
     ) -> None:
-        """Columns as (key, label, right-aligned) and every row's cells as text, all shown in order.
-        A column is as wide as its widest value or its label and a one-character marker. The cursor
-        stays on its row's key where the new rows have it."""
+        """Columns as (key, label, right-aligned) and every row's cells as text, shown in ``order``
+        (all, as given, by default). A column is as wide as its widest value or its label and a
+        one-character marker. The cursor stays on its row's key where the new rows show it."""
         current = self.cursor_key  # of the old rows: their order indexes them, not the new ones
         self._rows = list(rows)
         self._keys = list(keys) if keys is not None else [str(i) for i in range(len(self._rows))]
@@ -143,7 +144,7 @@ class FrameTable(ScrollView, can_focus=True):
             for (key, label, right), width in zip(columns, widths, strict=True)
         }
         self._header = None
-        self._show(range(len(self._rows)), current)
+        self._show(range(len(self._rows)) if order is None else order, current)
 
     def show_rows(self, order: Sequence[int], keep_cursor: bool = True) -> None:
         """Show these rows (indices into the rows set) in this order. The cursor stays on its row

@@ -117,13 +117,16 @@ class ConfigsPane(Vertical):
         self._indexed = frame.with_row_index(ROW)
         columns = [c for c in SHOWN if c in frame.columns]
         cells = [[_fmt(v) for v in frame[c].to_list()] for c in columns]
-        table = self.query_one("#configs-table", FrameTable)
-        table.set_rows(
+        view = self._current_view()
+        if view is None:  # a bad filter: all of the new table, in its order, until it is fixed
+            view = self._indexed
+        self.query_one("#configs-table", FrameTable).set_rows(
             [(c, column_label(c), frame.schema[c].is_numeric()) for c in columns],
             list(zip(*cells, strict=True)) if cells else [],
             frame["mnk"].to_list() if frame.height else [],
+            view[ROW].to_list(),
         )
-        self.refresh_view()
+        self._shown(view)
 
     @on(Input.Submitted, "#configs-filter")
     @on(Input.Submitted, "#configs-search")
@@ -190,22 +193,33 @@ class ConfigsPane(Vertical):
     def refresh_view(self, keep_cursor: bool = True) -> None:
         """Filter, search and sort the frame into the table; the cursor stays on its config where
         the new view still has it (unless ``keep_cursor`` is False)."""
-        if self._indexed is None:  # no table yet
+        started = time.perf_counter()
+        view = self._current_view()
+        if view is None:
             return
+        self.query_one("#configs-table", FrameTable).show_rows(view[ROW].to_list(), keep_cursor)
+        self._shown(view)
+        self.last_update_ms = (time.perf_counter() - started) * 1e3
+
+    def _current_view(self) -> pl.DataFrame | None:
+        """The frame filtered, searched and sorted as the controls say, with its row index column;
+        None (and a notice) for a filter that does not parse or run, or before the first table."""
+        if self._indexed is None:
+            return None
         import polars as pl
         from cuda_l2_explorer.db.filter_expr import FilterError
 
-        started = time.perf_counter()
-        table = self.query_one("#configs-table", FrameTable)
         try:
-            view = self._query(self._indexed)
+            return self._query(self._indexed)
         except (FilterError, pl.exceptions.PolarsError) as exc:
             self.app.notify(str(exc).splitlines()[0], title="filter", severity="error")
-            return
-        table.show_rows(view[ROW].to_list(), keep_cursor)
-        table.set_marker(self.sort_column, "▼" if self.sort_reverse else "▲")
+            return None
+
+    def _shown(self, view: pl.DataFrame) -> None:
+        self.query_one("#configs-table", FrameTable).set_marker(
+            self.sort_column, "▼" if self.sort_reverse else "▲"
+        )
         self._view = view.drop(ROW)
-        self.last_update_ms = (time.perf_counter() - started) * 1e3
         arrow = "▼" if self.sort_reverse else "▲"
         self.query_one("#configs-info", Static).update(
             f"{view.height} of {self.frame.height} configs · sort: {self.sort_column or '-'} {arrow} · "
