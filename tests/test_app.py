@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import statistics
 import time
 
+import polars as pl
 import pytest
 from cuda_l2_explorer.app.app import ExplorerApp
 from cuda_l2_explorer.app.panes.configs import ConfigsPane
-from cuda_l2_explorer.app.screens import ExportTableScreen, HelpScreen, KernelScreen
+from cuda_l2_explorer.app.panes.lookup import BASELINE as LOOKUP_BASELINE
+from cuda_l2_explorer.app.panes.lookup import COLUMNS as LOOKUP_COLUMNS
+from cuda_l2_explorer.app.screens import ExportTableScreen, HelpScreen, KernelScreen, SortScreen
+from cuda_l2_explorer.engine import lookup as engine_lookup
+from textual import events
 
 SIZE = (140, 45)
 
@@ -30,6 +36,13 @@ async def _ready(pilot) -> None:
     await pilot.pause()
 
 
+async def _published_offline(pilot) -> None:
+    """Ready, on the published H100 offline selection of app_db (8 configs)."""
+    await _ready(pilot)
+    pilot.app.query_one("#selection").value = 0
+    await _ready(pilot)
+
+
 async def test_starts_fast_and_loads_in_a_worker(app_db):
     app = ExplorerApp(app_db, with_bundled=False)
     started = time.perf_counter()
@@ -40,6 +53,21 @@ async def test_starts_fast_and_loads_in_a_worker(app_db):
         assert len(app.selections) == 3  # published offline + server, measured offline
         assert app.selection is not None and app.selection.source == "measured"  # measured first
         assert app.query_one(ConfigsPane).frame.height == 2
+
+
+def test_the_app_module_draws_before_polars_and_duckdb_load():
+    """Importing the app (what happens before the first frame) leaves Polars, DuckDB and the engine
+    to the first worker: about 0.2 s of imports off the way to the first paint."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, cuda_l2_explorer.app.app; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('polars', 'duckdb') "
+        "or m.startswith('cuda_l2_explorer.engine')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
 
 
 def _text(app, selector: str) -> str:
@@ -133,9 +161,7 @@ async def test_every_pane_opens_with_content(app_db, key, tab):
 async def test_filter_sort_search_and_bad_filter(app_db):
     app = ExplorerApp(app_db, with_bundled=False)
     async with app.run_test(size=SIZE) as pilot:
-        await _ready(pilot)
-        app.query_one("#selection").value = 0  # published h100 offline: 8 configs
-        await _ready(pilot)
+        await _published_offline(pilot)
         pane = app.query_one(ConfigsPane)
         assert pane.view.height == 8
         await pilot.press("slash")
@@ -188,16 +214,17 @@ async def test_kernel_view_and_copy(app_db):
 async def test_lookup_flow(app_db):
     app = ExplorerApp(app_db, with_bundled=False)
     async with app.run_test(size=SIZE) as pilot:
-        await _ready(pilot)
-        app.query_one("#selection").value = 0
-        await _ready(pilot)
+        await _published_offline(pilot)
         await pilot.press("5", *"1000 1000 1000", "enter")
         await _ready(pilot)
         table = app.query_one("#lookup-table")
         # the baseline (no kernel beats it beyond the spread here), then 4 published covering
         # configs and the measured set's 1024^3
         assert table.row_count == 6
-        assert table.get_row_at(0)[:2] == ["1", "baseline"] and table.get_row_at(1)[5] == "1024_1024_1024"
+        first, second = table.get_row_at(0), table.get_row_at(1)
+        assert first[LOOKUP_COLUMNS.index("tier")] == "baseline" and first[0] == "1"
+        assert second[LOOKUP_COLUMNS.index("config")] == "1024_1024_1024"
+        assert LOOKUP_BASELINE == engine_lookup.BASELINE  # the pane names the engine's tier
         assert str(app.query_one("#lookup-message").render()).startswith("keep ")
         table.focus()
         await pilot.press("enter")  # the baseline row: nothing to open
@@ -279,26 +306,47 @@ async def test_help_palette_and_keymap(app_db, tmp_path, monkeypatch):
         assert "Export table" in titles and "Copy table (MARKDOWN)" in titles
 
 
-async def test_filter_and_sort_speed_on_a_full_grid(tmp_path, cli):
-    """Figures for the README: the bundled H100 published set (1000 configs)."""
+async def test_filter_and_sort_within_50_ms_on_a_full_grid(tmp_path):
+    """The bundled H100 published set (1000 configs): a filter or a sort, from the key to a full
+    frame drawn, costs the app at most 50 ms of CPU (median of five; CPU time, so that other work
+    on the machine does not count). The DataTable this replaced took 160-500 ms."""
     app = ExplorerApp(tmp_path / "none.duckdb", with_bundled=True)
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=(160, 48)) as pilot:
         await _ready(pilot)
         labels = [s.label for s in app.selections]
-        app.query_one("#selection").value = next(
-            i for i, s in enumerate(labels) if "h100" in s and "offline" in s
+        app.query_one("#selection").value = labels.index(
+            "cuda-l2/h100_F32F16F16F32 · h100 · offline · published"
         )
         await _ready(pilot)
         pane = app.query_one(ConfigsPane)
         assert pane.frame.height == 1000
-        started = time.perf_counter()
-        frame = pane.filtered()
-        engine_ms = (time.perf_counter() - started) * 1e3
-        pane.query_one("#configs-filter").value = "m >= 1024 and speedup < 1"
-        pane.refresh_view()
-        print(f"filter+sort engine {engine_ms:.1f} ms, with table refresh {pane.last_update_ms:.1f} ms")
-        assert frame.height == 1000 and engine_ms < 50
-        assert pane.last_update_ms < 500
+        await pilot.press("2")
+
+        async def cpu_ms(*keys: str) -> float:
+            await pilot.pause()
+            started = time.process_time()
+            await pilot.press(*keys)
+            _screen_lines(app)
+            return (time.process_time() - started) * 1e3
+
+        async def filtered(text: str) -> float:
+            pane.query_one("#configs-filter").value = text
+            pane.query_one("#configs-filter").focus()
+            return await cpu_ms("enter")
+
+        filters = [
+            await filtered(t) for t in ("m >= 1024 and speedup < 1", "", "regime == 'tiny'", "", "k > 64")
+        ]
+        assert pane.view.height == 900
+        print(f"filter {sorted(filters)} ms (CPU, key to frame)")
+        assert statistics.median(filters) <= 50
+        await pilot.press("escape")
+        sorts = [await cpu_ms("S") for _ in range(5)]  # reverse the sort: all 900 rows reordered
+        assert pane.sort_reverse and pane.view["speedup"].to_list() == sorted(
+            pane.view["speedup"].to_list(), reverse=True
+        )
+        print(f"sort {sorted(sorts)} ms (CPU, key to frame)")
+        assert statistics.median(sorts) <= 50
 
 
 def _over_best(path) -> dict[tuple[int, int, int], float]:
@@ -353,3 +401,179 @@ async def test_compare_two_modes_and_two_sets(app_db):
         left = offline[1024, 1024, 1024]
         assert rows == [("1024", "1024", "1024", f"{left:.3f}", "0.800", f"{0.8 / left:.3f}")]
         assert f"left = {published.format('offline')}" in str(app.query_one("#compare-summary").render())
+
+
+# ------------------------------------------------------------------------- keyboard and layout
+_KEY_NAMES = {"/": "slash", " ": "space", "=": "equals_sign", "\r": "enter", "\b": "backspace"}
+
+
+def _type_at_once(app, text: str) -> None:
+    """Queue every key before the app handles the first, as a terminal delivers a quick typist's
+    (or a paste's) keys in one read; pilot.press would wait for the app between two keys."""
+    for ch in text:
+        app.post_message(events.Key(_KEY_NAMES.get(ch, ch), None if ch in "\r\b" else ch))
+
+
+def _screen_lines(app) -> list[str]:
+    """The screen as a person sees it: every line of a full render of the current screen."""
+    return [strip.text for strip in app.screen._compositor.render_strips()]
+
+
+def _shown_rows(app, table_id: str) -> list[list[str]]:
+    """The rows of a table as drawn on screen (under its header line), split into cells."""
+    table = app.query_one(table_id)
+    region = table.scrollable_content_region  # without the scrollbars
+    lines = _screen_lines(app)[region.y + 1 : region.bottom]
+    return [line[region.x : region.right].split() for line in lines if line[region.x : region.right].strip()]
+
+
+async def test_keys_typed_quickly_after_slash_and_5_land_in_the_input(app_db):
+    """'/m == 3' typed in one burst: the filter gets the text, not the table (where '3' would
+    switch to the Heatmap and Enter open a kernel view)."""
+    app = ExplorerApp(app_db, with_bundled=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await _ready(pilot)
+        await pilot.press("2")
+        _type_at_once(app, "/m == 3\r")
+        await _ready(pilot)
+        assert app.query_one("#tabs").active == "configs"
+        assert app.query_one("#configs-filter").value == "m == 3"
+        assert not isinstance(app.screen, KernelScreen)
+        await pilot.press("escape")
+        _type_at_once(app, "5128 128 128")
+        await _ready(pilot)
+        assert app.query_one("#tabs").active == "lookup"
+        assert app.query_one("#lookup-input").value == "128 128 128"
+
+
+async def test_no_stale_row_after_clearing_an_empty_filter(tmp_path):
+    """An empty result, then the filter cleared with the keys queued at once: every row drawn is
+    a row of the view at its full width (a '5 6 1' row, the first config drawn at the empty
+    table's column widths, stayed on screen)."""
+    app = ExplorerApp(tmp_path / "none.duckdb", with_bundled=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _ready(pilot)
+        pane = app.query_one(ConfigsPane)
+        assert pane.frame.height == 1000
+        await pilot.press("2")
+        first = [str(v) for v in pane.view.select("m", "n", "k", "regime").row(0)]
+        assert app.query_one("#configs-table").cursor_row == 0  # a new table is read from the top
+        assert _shown_rows(app, "#configs-table")[0][:4] == first
+        await pilot.press("slash")
+        _type_at_once(app, "m == 5\r")
+        await _ready(pilot)
+        assert pane.view.height == 0 and _shown_rows(app, "#configs-table") == []
+        _type_at_once(app, "\b" * 6 + "\r")
+        await _ready(pilot)
+        assert pane.view.height == 1000
+        shown = _shown_rows(app, "#configs-table")
+        assert len(shown) >= 10
+        expected = [[str(v) for v in row] for row in pane.view.select("m", "n", "k", "regime").rows()]
+        assert [row[:4] for row in shown] == expected[: len(shown)]
+
+
+async def test_escape_leaves_inputs_and_single_letter_keys_stay_in_them(app_db):
+    app = ExplorerApp(app_db, with_bundled=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await _ready(pilot)
+        for tab_key, input_id, target in (
+            ("2", "#configs-filter", "#configs-table"),
+            ("5", "#lookup-input", "#lookup-table"),
+            ("7", "#bench-mnk", "#bench-run"),
+        ):
+            await pilot.press(tab_key)
+            app.query_one(input_id).focus()
+            await pilot.pause()
+            _type_at_once(app, "qy1e/r?")  # each a key of the app; here all of them are text
+            await pilot.pause()
+            assert app.query_one(input_id).value.endswith("qy1e/r?")
+            assert app.is_running and not isinstance(app.screen, HelpScreen)
+            assert app.query_one("#tabs").active != "overview"
+            await pilot.press("escape")
+            assert app.focused is app.query_one(target)
+        await pilot.press("3")  # out of the input, the keys are the app's again
+        assert app.query_one("#tabs").active == "heatmap"
+
+
+async def test_footer_offers_no_typing_key_while_an_input_has_focus(app_db):
+    from textual.keys import key_to_character
+
+    app = ExplorerApp(app_db, with_bundled=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await _ready(pilot)
+        await pilot.press("slash")
+        assert app.focused is app.query_one("#configs-filter")
+        offered = [key for key, b in app.screen.active_bindings.items() if b.enabled and b.binding.show]
+        typed = [key for key in offered if len(key) == 1 or key == "slash" or key_to_character(key)]
+        assert offered and typed == []
+
+
+async def test_sort_by_keyboard(app_db):
+    app = ExplorerApp(app_db, with_bundled=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await _published_offline(pilot)
+        pane = app.query_one(ConfigsPane)
+        await pilot.press("2", "s")
+        assert isinstance(app.screen, SortScreen)
+        await pilot.press("home", "down", "enter")  # the second column: n
+        assert not isinstance(app.screen, SortScreen)
+        assert (pane.sort_column, pane.sort_reverse) == ("n", False)
+        assert pane.view["n"].to_list() == sorted(pane.view["n"].to_list())
+        assert [row[1] for row in _shown_rows(app, "#configs-table")] == [str(v) for v in pane.view["n"]]
+        await pilot.press("s", "enter")  # the sorted column again: reversed
+        assert (pane.sort_column, pane.sort_reverse) == ("n", True)
+        assert pane.view["n"].to_list() == sorted(pane.view["n"].to_list(), reverse=True)
+        await pilot.press("S")
+        assert (pane.sort_column, pane.sort_reverse) == ("n", False)
+        await pilot.press("s", "escape")  # cancelled: nothing changes
+        assert (pane.sort_column, pane.sort_reverse) == ("n", False)
+        app.action_sort_configs("vs torch.matmul")  # the palette's "Sort configs by vs torch"
+        assert pane.view["vs torch.matmul"].to_list() == sorted(pane.view["vs torch.matmul"].to_list())
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        assert "Sort configs by speedup" in titles and "Sort configs by vs torch" in titles
+
+
+async def test_cursor_stays_on_its_config_through_a_filter_and_goes_to_the_top_on_a_sort(app_db):
+    app = ExplorerApp(app_db, with_bundled=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await _published_offline(pilot)
+        pane = app.query_one(ConfigsPane)
+        await pilot.press("2", "down", "down")
+        table = app.query_one("#configs-table")
+        chosen = table.cursor_key
+        m = pane.view.filter(pl.col("mnk") == chosen)["m"].item()
+        pane.query_one("#configs-filter").value = f"m == {m}"
+        pane.refresh_view()
+        assert table.cursor_key == chosen and pane.view["mnk"][table.cursor_row] == chosen
+        await pilot.press("s", "home", "enter")  # sort by m: the view is read from the top
+        assert table.cursor_row == 0 and table.scroll_y == 0
+
+
+async def test_mouse_sorts_by_a_header_and_opens_a_row(app_db):
+    app = ExplorerApp(app_db, with_bundled=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await _published_offline(pilot)
+        await pilot.press("2")
+        pane, table = app.query_one(ConfigsPane), app.query_one("#configs-table")
+        await pilot.click("#configs-table", offset=(9, 0))  # the header of the second column, n
+        assert pane.sort_column == "n" and pane.view["n"].to_list() == sorted(pane.view["n"].to_list())
+        await pilot.click("#configs-table", offset=(2, 3))  # the third row: the cursor moves there
+        assert table.cursor_row == 2
+        await pilot.click("#configs-table", offset=(2, 3))  # clicked again: its kernel view
+        await _ready(pilot)
+        assert isinstance(app.screen, KernelScreen) and str(app.screen.shape) == pane.view["mnk"][2]
+
+
+async def test_a_smaller_table_replaces_a_larger_one_under_the_cursor(app_db):
+    """The cursor on the last config of 8 (in the frame's order), then a selection of 2: the new
+    rows are shown (the old row order must not index the new rows)."""
+    app = ExplorerApp(app_db, with_bundled=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await _published_offline(pilot)
+        await pilot.press("2")
+        pane, table = app.query_one(ConfigsPane), app.query_one("#configs-table")
+        table.cursor_row = pane.view["mnk"].to_list().index(pane.frame["mnk"][7])
+        labels = [s.label for s in app.selections]
+        app.query_one("#selection").value = labels.index("ours/h100_F32F16F16F32 · h100 · offline · measured")
+        await _ready(pilot)
+        assert table.row_count == 2 and len(_shown_rows(app, "#configs-table")) == 2

@@ -13,7 +13,8 @@ from cuda_l2_explorer.db.store import Store
 from test_app import _ready
 from textual.widgets import Input
 
-SIZE = (140, 42)
+SIZE = (160, 48)
+SMALL = (80, 24)  # the smallest terminal the app is laid out for: the key figures stay in view
 
 KERNEL_SOURCE = """\
 #include <torch/extension.h>
@@ -75,7 +76,7 @@ async def _steady(pilot) -> None:
     await pilot.pause()
 
 
-def _picture(snap_compare, app, *steps):
+def _picture(snap_compare, app, *steps, size=SIZE):
     """The app after pressing each step's keys in turn (a step may also be a callable)."""
 
     async def before(pilot):
@@ -88,7 +89,7 @@ def _picture(snap_compare, app, *steps):
                 await pilot.press(*step)
             await _steady(pilot)
 
-    return snap_compare(app, terminal_size=SIZE, run_before=before)
+    return snap_compare(app, terminal_size=size, run_before=before)
 
 
 def _choose_published_offline(app) -> None:
@@ -118,6 +119,21 @@ PANES = {
 @pytest.mark.parametrize("steps", PANES.values(), ids=PANES.keys())
 def test_screens(snap_compare, snap_app, steps):
     assert _picture(snap_compare, snap_app, *steps)
+
+
+# At 80x24: the geomean (Overview), the speedup (Configs) and the predicted speedup (Lookup) are in
+# view without scrolling; the title bar goes and the controls take one line each.
+SMALL_PANES = {name: PANES[name] for name in ("overview", "configs", "lookup", "compare")}
+
+
+@pytest.mark.parametrize("steps", SMALL_PANES.values(), ids=SMALL_PANES.keys())
+def test_screens_at_80x24(snap_compare, snap_app, steps):
+    assert _picture(snap_compare, snap_app, *steps, size=SMALL)
+
+
+def test_sort_menu(snap_compare, snap_app):
+    """s in the Configs table: the columns, the sorted one marked."""
+    assert _picture(snap_compare, snap_app, _choose_published_offline, ["2"], ["s"])
 
 
 def _focus_configs_table(app) -> None:

@@ -1,5 +1,8 @@
 """ExplorerApp: the Textual front end. It lays out panes, loads data in workers and routes
-messages; every number comes from ``explorer.app.data`` (the engine's query API)."""
+messages; every number comes from ``explorer.app.data`` (the engine's query API).
+
+Nothing here imports Polars or DuckDB at module level (a test checks it): the first frame is
+drawn while the first worker imports them and reads the store."""
 
 from __future__ import annotations
 
@@ -12,25 +15,29 @@ import time
 import tomllib
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import polars as pl
-from cuda_l2_explorer.app.data import DataSource, Selection, describe_error
+from cuda_l2_explorer.app.data import DataSource, Selection, Snapshot, describe_error
+from cuda_l2_explorer.app.frame_table import FrameTable
 from cuda_l2_explorer.app.panes.bench import BenchPane
 from cuda_l2_explorer.app.panes.compare import ComparePane
-from cuda_l2_explorer.app.panes.configs import ConfigsPane
+from cuda_l2_explorer.app.panes.configs import SHOWN, ConfigsPane, column_label
 from cuda_l2_explorer.app.panes.heatmap import HeatmapPane
 from cuda_l2_explorer.app.panes.lookup import LookupPane
 from cuda_l2_explorer.app.panes.overview import OverviewPane
 from cuda_l2_explorer.app.panes.plots import PlotsPane
 from cuda_l2_explorer.app.screens import ExportTableScreen, HelpScreen, KernelScreen
-from cuda_l2_explorer.app.table_io import rows_as_text
 from cuda_l2_explorer.db.shapes import Shape
 from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Select, Static, TabbedContent, TabPane
+from textual.screen import ModalScreen, Screen
+from textual.widget import Widget
+from textual.widgets import DataTable, Footer, Header, Input, Select, Static, TabbedContent, TabPane
+
+if TYPE_CHECKING:
+    import polars as pl
 
 TABS = ("overview", "configs", "heatmap", "plots", "lookup", "compare", "bench")
 
@@ -61,15 +68,40 @@ class ExplorerApp(App[None]):
     #selection { width: 1fr; }
     #status { width: auto; padding: 1 1 0 1; color: $text-muted; }
     #problem { padding: 1 2; color: $warning; height: auto; }
+    /* The panes fill the space between the bar and the footer (auto heights let them run under
+       the footer and made the whole screen scroll). */
+    #tabs { height: 1fr; }
+    #tabs > ContentSwitcher { height: 1fr; }
+    #tabs TabPane { height: 1fr; }
+    /* A short terminal (24 lines) keeps its lines for data: no title bar, one-line controls. */
+    Screen.-short Header { display: none; }
+    Screen.-short #bar { height: 1; }
+    Screen.-short #status { padding: 0 1; }
+    Screen.-short Select > SelectCurrent { border: none; height: 1; padding: 0 1; }
+    Screen.-short Input { border: none; height: 1; padding: 0 1; margin: 0 1 0 0; }
+    Screen.-short #configs-controls, Screen.-short #lookup-controls, Screen.-short #heatmap-controls,
+    Screen.-short #compare-controls, Screen.-short #bench-form { height: 1; }
+    Screen.-short Checkbox { border: none; height: 1; padding: 0; }
+    Screen.-short Button { border: none; height: 1; min-width: 8; }
+    Screen.-short #overview-stats { max-height: 12; }
     """
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]
+    # Keys that move the focus are priority bindings: Textual routes a key to the focused widget
+    # when it arrives, so keys typed right after '/' or '5' (already queued) would otherwise go to
+    # the old widget. check_action turns them off while the focus takes text (they are typed).
+    # The tabs' keys are on the tabs themselves, which leaves the footer to the other keys.
     BINDINGS = [
-        *[Binding(str(i + 1), f"show('{tab}')", tab.title(), id=f"show_{tab}") for i, tab in enumerate(TABS)],
-        Binding("slash", "focus_filter", "filter", id="focus_filter"),
+        *[
+            Binding(str(i + 1), f"show('{tab}')", tab.title(), show=False, id=f"show_{tab}", priority=True)
+            for i, tab in enumerate(TABS)
+        ],
+        Binding("slash", "focus_filter", "filter", id="focus_filter", priority=True),
         Binding("y", "copy_row", "copy row", id="copy_row"),
         Binding("Y", "copy_table('tsv')", "copy table", show=False, id="copy_table"),
         Binding("e", "export_table", "export", id="export_table"),
         Binding("r", "reload", "reload", id="reload"),
         Binding("question_mark,f1", "help", "help", id="help"),
+        Binding("escape", "leave_input", "leave input", show=False, id="leave_input", priority=True),
         Binding("escape", "cancel_bench", "cancel run", show=False, id="cancel_bench"),
         Binding("q", "quit", "quit", id="quit"),
     ]
@@ -80,7 +112,8 @@ class ExplorerApp(App[None]):
         self.db = db
         self.selections: list[Selection] = []
         self.selection: Selection | None = None
-        self.stats = pl.DataFrame()
+        self.shown: Selection | None = None  # the selection whose table the panes show
+        self.stats: pl.DataFrame | None = None
         self.table: pl.DataFrame | None = None
         self.bench_process: subprocess.Popen | None = None
         self.timings: dict[str, float] = {}
@@ -123,13 +156,12 @@ class ExplorerApp(App[None]):
     def load_all(self) -> None:
         started = time.perf_counter()
         try:
-            selections = self.source.selections()
-            stats = self.source.stats() if selections else pl.DataFrame()
+            snapshot = self.source.snapshot(self.selection)
         except Exception as exc:  # shown in the app, which keeps running
             self.call_from_thread(self._show_problem, describe_error(exc))
             return
         self.timings["load"] = time.perf_counter() - started
-        self.call_from_thread(self._loaded, selections, stats)
+        self.call_from_thread(self._loaded, snapshot)
 
     def _show_problem(self, text: str) -> None:
         problem = self.query_one("#problem", Static)
@@ -139,48 +171,36 @@ class ExplorerApp(App[None]):
         )
         problem.display = True
 
-    def _loaded(self, selections: list[Selection], stats: pl.DataFrame) -> None:
-        self.selections, self.stats = selections, stats
-        if not selections:
+    def _loaded(self, snapshot: Snapshot) -> None:
+        self.selections, self.stats = snapshot.selections, snapshot.stats
+        if snapshot.selection is None:
             self._show_problem("The store holds no speedups yet.")
             return
         self.query_one("#problem", Static).display = False
+        self.selection = snapshot.selection
+        self._table_loaded(snapshot.selection, snapshot.table, snapshot.runs)
         select = self.query_one("#selection", Select)
-        select.set_options([(s.label, i) for i, s in enumerate(selections)])
-        self.query_one(ComparePane).set_choices([s.label for s in selections])
-        if self.selection in selections:
-            wanted = selections.index(self.selection)
-        else:  # measured data first, then Hopper GPUs, then offline mode
-            wanted = min(
-                range(len(selections)),
-                key=lambda i: (
-                    selections[i].source != "measured",
-                    selections[i].gpu not in ("h100", "h200"),
-                    selections[i].mode != "offline",
-                    i,
-                ),
-            )
-        select.value = wanted
-        self.query_one("#status", Static).update(f"{len(selections)} selections")
+        select.set_options([(s.label, i) for i, s in enumerate(self.selections)])
+        self.query_one(ComparePane).set_choices([s.label for s in self.selections])
+        select.value = self.selections.index(snapshot.selection)  # already loaded: no second read
 
     @on(Select.Changed, "#selection")
     def _selection_changed(self, event: Select.Changed) -> None:
-        if isinstance(event.value, int):
+        if isinstance(event.value, int) and self.selections[event.value] != self.shown:
             self.selection = self.selections[event.value]
             self.load_table(self.selection)
 
     @work(thread=True, exclusive=True, group="db")
     def load_table(self, selection: Selection) -> None:
         try:
-            table = self.source.config_table(selection)
-            runs = self.source.runs(selection)
+            table, runs = self.source.selection_data(selection)
         except Exception as exc:
             self.call_from_thread(self.notify, describe_error(exc), title="load", severity="error")
             return
         self.call_from_thread(self._table_loaded, selection, table, runs)
 
     def _table_loaded(self, selection: Selection, table: pl.DataFrame, runs: pl.DataFrame) -> None:
-        self.table = table
+        self.table, self.shown = table, selection
         self.query_one(OverviewPane).show(self.stats, selection, table, runs)
         self.query_one(ConfigsPane).show(table)
         self.query_one(HeatmapPane).show(table)
@@ -198,15 +218,45 @@ class ExplorerApp(App[None]):
         "bench": "#bench-set",
     }
 
+    # Where Esc in an input of a pane sends the keys (the pane's table, or a button).
+    LEAVE_INPUT = {"configs": "#configs-table", "lookup": "#lookup-table", "bench": "#bench-run"}
+
+    def _focus_now(self, widget: Widget) -> None:
+        """Focus at once: Widget.focus() waits for the message queue, but the next key (already
+        queued when '/' or '5' is typed quickly) is routed by the focus it finds on arrival."""
+        self.screen.set_focus(widget)
+
     def action_show(self, tab: str) -> None:
         started = time.perf_counter()
         self.query_one(TabbedContent).active = tab
-        self.query_one(self.FOCUS[tab]).focus()  # keys go to the pane just shown
+        self._focus_now(self.query_one(self.FOCUS[tab]))  # keys go to the pane just shown
         self.timings[f"switch_{tab}"] = time.perf_counter() - started
 
     def action_focus_filter(self) -> None:
         self.action_show("configs")
-        self.query_one("#configs-filter").focus()
+        self._focus_now(self.query_one("#configs-filter"))
+
+    def action_sort_configs(self, column: str) -> None:
+        self.action_show("configs")
+        self.query_one(ConfigsPane).sort_by(column)
+
+    def action_leave_input(self) -> None:
+        """Esc in a text input moves to its pane's table, where the single-letter keys work again."""
+        target = self.LEAVE_INPUT.get(self.query_one(TabbedContent).active)
+        if target:
+            self._focus_now(self.query_one(target))
+        else:
+            self.screen.set_focus(None)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("show", "focus_filter", "leave_input"):
+            if isinstance(self.screen, ModalScreen):  # a dialog's keys are its own
+                return False
+            if action == "leave_input":  # Esc in a Select's list or elsewhere keeps its meaning
+                return isinstance(self.focused, Input)
+            # typed as text where the focus takes text (an input, a list's type-to-search)
+            return not (self.focused is not None and self.focused.check_consume_key("a", "a"))
+        return True
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())
@@ -214,12 +264,12 @@ class ExplorerApp(App[None]):
     def action_reload(self) -> None:
         self.load_all()
 
-    def _visible_table(self) -> DataTable | None:
+    def _visible_table(self) -> DataTable | FrameTable | None:
         active = self.query_one(TabbedContent).active
-        tables = list(self.query_one(f"#{active}", TabPane).query(DataTable))
+        tables = list(self.query_one(f"#{active}", TabPane).query("DataTable, FrameTable"))
         return tables[-1] if tables else None
 
-    def _table_rows(self, table: DataTable, only_cursor: bool) -> tuple[list[str], list[list]]:
+    def _table_rows(self, table: DataTable | FrameTable, only_cursor: bool) -> tuple[list[str], list[list]]:
         columns = [str(c.label) for c in table.columns.values()]
         if only_cursor:
             rows = [table.get_row_at(table.cursor_row)] if table.row_count else []
@@ -232,6 +282,8 @@ class ExplorerApp(App[None]):
         if table is None or table.row_count == 0:
             self.notify("no row to copy here", severity="warning")
             return
+        from cuda_l2_explorer.app.table_io import rows_as_text
+
         self.copy_to_clipboard(rows_as_text(*self._table_rows(table, True), "tsv"))
         self.notify("row copied as TSV")
 
@@ -240,6 +292,8 @@ class ExplorerApp(App[None]):
         if table is None or table.row_count == 0:
             self.notify("no table to copy here", severity="warning")
             return
+        from cuda_l2_explorer.app.table_io import rows_as_text
+
         self.copy_to_clipboard(rows_as_text(*self._table_rows(table, False), fmt))
         self.notify(f"{table.row_count} rows copied as {fmt.upper()}")
 
@@ -274,7 +328,7 @@ class ExplorerApp(App[None]):
     def open_kernel(self, set_id: str, shape: Shape, query: Shape | None = None) -> None:
         try:
             detail = self.source.kernel_detail(set_id, shape)
-            samples = self.source.samples(self.selection, shape) if self.selection else pl.DataFrame()
+            samples = self.source.samples(self.selection, shape) if self.selection else None
         except Exception as exc:
             self.call_from_thread(self.notify, describe_error(exc), severity="error")
             return
@@ -377,6 +431,13 @@ class ExplorerApp(App[None]):
         yield SystemCommand(
             "Export table", "Write the visible table to CSV or Parquet", self.action_export_table
         )
+        configs = self.query_one(ConfigsPane)
+        for column in (c for c in SHOWN if c in configs.frame.columns):
+            yield SystemCommand(
+                f"Sort configs by {column_label(column)}",
+                "Sort the Configs table (again: reverse)",
+                lambda c=column: self.action_sort_configs(c),
+            )
         yield SystemCommand("Reload data", "Read the store again", self.action_reload)
         yield SystemCommand("Help", "Keys, filter syntax, key map file", self.action_help)
         yield SystemCommand("Cancel benchmark", "Stop the running benchmark", self.action_cancel_bench)

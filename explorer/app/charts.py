@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import polars as pl
 from rich.text import Text
+
+if TYPE_CHECKING:
+    import polars as pl
 
 REGIME_COLORS = {"tiny": "cyan", "skinny": "magenta", "small-K": "yellow", "large": "green"}
 
@@ -34,6 +37,8 @@ def speedup_histogram(values: Sequence[float], width: int, height: int, title: s
 
 def speedup_vs_size(frame: pl.DataFrame, width: int, height: int, title: str) -> Text:
     """Speedup over the best baseline against log2(2MNK), one series per regime."""
+    import polars as pl
+
     plt = _plotext(width, height)
     usable = frame.filter(pl.col("speedup").is_not_null())
     if usable.height == 0:
@@ -50,10 +55,12 @@ def speedup_vs_size(frame: pl.DataFrame, width: int, height: int, title: str) ->
     return Text.from_ansi(plt.build())
 
 
-def sample_distributions(frame: pl.DataFrame, width: int, height: int, title: str) -> Text:
+def sample_distributions(frame: pl.DataFrame | None, width: int, height: int, title: str) -> Text:
     """Per-sample device times of each implementation at one config (a strip per implementation)."""
+    import polars as pl
+
     plt = _plotext(width, height)
-    if frame.height == 0:
+    if frame is None or frame.height == 0:
         return Text("no per-sample data for this config (published rows carry none)")
     names = sorted(set(frame["implementation"].to_list()))
     for i, name in enumerate(names):
@@ -78,6 +85,8 @@ def _color(speedup: float | None) -> str:
 
 def heatmap(frame: pl.DataFrame, row: str, col: str, fixed: str, fixed_value: int, cell: int = 7) -> Text:
     """``row`` x ``col`` grid of speedups at ``fixed`` == fixed_value, with a legend."""
+    import polars as pl
+
     part = frame.filter(pl.col(fixed) == fixed_value)
     rows = sorted(set(part[row].to_list()))
     cols = sorted(set(part[col].to_list()))

@@ -2,6 +2,8 @@
 
 One ``DataSource`` per app opens the store for each call. DuckDB connections are not safe for
 concurrent use, so every call goes through one lock; the app calls these from thread workers.
+The engine (and with it DuckDB and Polars) is imported by the first call, in a worker: the app
+draws its first frame without waiting for them.
 """
 
 from __future__ import annotations
@@ -13,16 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import polars as pl
 from cuda_l2_explorer.db.errors import ExplorerError
 from cuda_l2_explorer.db.shapes import Shape
-from cuda_l2_explorer.engine import browse
-from cuda_l2_explorer.engine.export import ExportResult, export_kernel
-from cuda_l2_explorer.engine.lookup import LookupResult, lookup
-from cuda_l2_explorer.engine.stats import stats as speedup_stats
 
 if TYPE_CHECKING:
+    import polars as pl
     from cuda_l2_explorer.db.store import Store
+    from cuda_l2_explorer.engine.export import ExportResult
+    from cuda_l2_explorer.engine.lookup import LookupResult
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,29 @@ class Selection:
         return f"{self.set_id} · {self.gpu} · {self.mode} · {self.source}"
 
 
+def preferred_selection(selections: list[Selection], current: Selection | None) -> Selection | None:
+    """The one to show: the current one if it is still there, else measured data first, then
+    Hopper GPUs, then offline mode."""
+    if current in selections:
+        return current
+    return min(
+        selections,
+        key=lambda s: (s.source != "measured", s.gpu not in ("h100", "h200"), s.mode != "offline"),
+        default=None,
+    )
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What the app shows first, read in one opening of the store."""
+
+    selections: list[Selection]
+    stats: pl.DataFrame
+    selection: Selection | None
+    table: pl.DataFrame
+    runs: pl.DataFrame
+
+
 class DataSource:
     """Opens the store read-only for each call and closes it again: a benchmark (the one writer
     DuckDB allows) can commit between two of the app's queries, and the app sees its rows."""
@@ -48,33 +71,74 @@ class DataSource:
 
     @contextmanager
     def _store(self) -> Iterator[Store]:
+        from cuda_l2_explorer.engine import browse
+
         with self._lock, browse.open_store(self.db, with_bundled=self.with_bundled) as store:
             yield store
 
     def selections(self) -> list[Selection]:
         with self._store() as store:
-            frame = browse.selections(store)
-        return [Selection(*row) for row in frame.iter_rows()]
+            return self._selections(store)
+
+    @staticmethod
+    def _selections(store: Store) -> list[Selection]:
+        from cuda_l2_explorer.engine import browse
+
+        return [Selection(*row) for row in browse.selections(store).iter_rows()]
+
+    def snapshot(self, current: Selection | None) -> Snapshot:
+        """Selections, stats and the preferred selection's table and runs. Opening the store costs
+        about as much as a query, so this opens it twice, not four times; once would save another
+        80 ms but hold DuckDB's memory of every query at once (20 MB more at the peak)."""
+        import polars as pl
+        from cuda_l2_explorer.engine import browse
+        from cuda_l2_explorer.engine.stats import stats as speedup_stats
+
+        with self._store() as store:
+            selections = self._selections(store)
+            stats = speedup_stats(store, browse.resolve_filters(store)) if selections else pl.DataFrame()
+        chosen = preferred_selection(selections, current)
+        if chosen is None:
+            return Snapshot(selections, stats, None, pl.DataFrame(), pl.DataFrame())
+        table, runs = self.selection_data(chosen)
+        return Snapshot(selections, stats, chosen, table, runs)
+
+    def selection_data(self, sel: Selection) -> tuple[pl.DataFrame, pl.DataFrame]:
+        """A selection's config table and the runs behind it, in one opening of the store."""
+        with self._store() as store:
+            return self._selection_data(store, sel)
+
+    @staticmethod
+    def _selection_data(store: Store, sel: Selection) -> tuple[pl.DataFrame, pl.DataFrame]:
+        from cuda_l2_explorer.engine import browse
+
+        table = browse.config_table(store, sel.set_id, sel.gpu, sel.mode)
+        filters = browse.Filters(gpu=sel.gpu, set_ids=(sel.set_id,), mode=sel.mode)
+        runs = browse.runs(store, filters, "published" if sel.source == "published" else "bench")
+        return table, runs
 
     def stats(self) -> pl.DataFrame:
+        from cuda_l2_explorer.engine import browse
+        from cuda_l2_explorer.engine.stats import stats as speedup_stats
+
         with self._store() as store:
             return speedup_stats(store, browse.resolve_filters(store))
 
     def config_table(self, sel: Selection) -> pl.DataFrame:
+        from cuda_l2_explorer.engine import browse
+
         with self._store() as store:
             return browse.config_table(store, sel.set_id, sel.gpu, sel.mode)
 
-    def runs(self, sel: Selection) -> pl.DataFrame:
-        """The runs behind a selection: its published import, or the benchmark runs that measured it."""
-        filters = browse.Filters(gpu=sel.gpu, set_ids=(sel.set_id,), mode=sel.mode)
-        with self._store() as store:
-            return browse.runs(store, filters, "published" if sel.source == "published" else "bench")
-
     def samples(self, sel: Selection, shape: Shape) -> pl.DataFrame:
+        from cuda_l2_explorer.engine import browse
+
         with self._store() as store:
             return browse.samples(store, sel.set_id, sel.gpu, sel.mode, shape)
 
     def kernel_detail(self, set_id: str, shape: Shape) -> dict:
+        from cuda_l2_explorer.engine import browse
+
         with self._store() as store:
             return browse.kernel_detail(store, set_id, shape)
 
@@ -82,10 +146,14 @@ class DataSource:
         """The CLI's ``export`` (same engine): the kernel of ``set_id`` lookup chooses for ``query``.
         The user chose that set's kernel in the kernel view, so it is exported even where lookup
         keeps the baseline (``--anyway``: the README and the summary say so)."""
+        from cuda_l2_explorer.engine.export import export_kernel
+
         with self._store() as store:
             return export_kernel(store, query, fmt, out, set_=set_id, force=force, anyway=True)
 
     def lookup(self, shape: Shape, gpu: str | None, mode: str | None) -> LookupResult:
+        from cuda_l2_explorer.engine.lookup import lookup
+
         with self._store() as store:
             return lookup(store, shape, gpu=gpu, mode=mode, limit=25)
 

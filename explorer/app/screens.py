@@ -4,20 +4,21 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import polars as pl
-from cuda_l2_explorer.app.table_io import export_frame
 from cuda_l2_explorer.db.errors import ExplorerError
 from cuda_l2_explorer.db.shapes import Shape, parse_shape
-from cuda_l2_explorer.engine.export import FORMATS
 from cuda_l2_explorer.tuner.families import RUNTIME_SHAPE_ALIGNMENT
-from rich.syntax import Syntax
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Checkbox, DataTable, Input, Markdown, Select, Static
+from textual.widgets import Checkbox, DataTable, Input, OptionList, Select, Static
+from textual.widgets.option_list import Option
+
+if TYPE_CHECKING:
+    import polars as pl
 
 HELP = """\
 # cuda-l2-explorer
@@ -34,13 +35,14 @@ show_configs = "c"      # binding id = key(s), comma separated
 |---|---|---|
 | 1-7 | Overview, Configs, Heatmap, Plots, Lookup, Compare, Bench | show_overview ... show_bench |
 | / | focus the filter of the Configs table | focus_filter |
+| s / S | Configs: sort menu (the sorted column again: reverse) / reverse | sort_menu, reverse_sort |
 | Enter | open the kernel view of the row (Configs, Lookup) | |
 | x / b | in the kernel view: export the kernel (cuda-l2, torch or cmake) / benchmark its config | |
 | y | copy the row under the cursor as TSV | copy_row |
 | Y | copy the visible table as TSV (CSV / Markdown in the palette) | copy_table |
 | e | export the visible table to CSV or Parquet | export_table |
 | r | reload the data | reload |
-| Esc | close a dialog, or cancel a running benchmark | |
+| Esc | leave a text input for the pane's table, close a dialog, or cancel a running benchmark | escape |
 | ? / F1 | this help | help |
 | q | quit | quit |
 
@@ -49,7 +51,9 @@ show_configs = "c"      # binding id = key(s), comma separated
 Column names (`m`, `n`, `k`, `speedup`, `kernel_us`, `best_baseline_us`, `floor_frac`, `regime`,
 `status`, `audit`), numbers and 'strings', `== != < <= > >=`, `and or not`, `+ - * /`.
 Examples: `m >= 1024 and speedup < 1`, `regime == 'tiny'`, `m * n * k > 1073741824`,
-`status != 'ok'`. Click a column header to sort by it (again to reverse).
+`status != 'ok'`. Sort with s (a menu of the columns), S (reverse), the command palette ("Sort
+configs by ...") or a click on a column header (again to reverse). Keys typed into an input stay
+there: Esc leaves it, and the single-letter keys work again.
 """
 
 
@@ -61,6 +65,8 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll():
+            from textual.widgets import Markdown  # markdown-it: loaded when help is first opened
+
             yield Markdown(HELP)
 
 
@@ -118,6 +124,8 @@ class KernelScreen(ModalScreen[None]):
             yield Static("[b]Search log[/b] (every candidate the kernel search measured for this config)")
             yield DataTable(id="kernel-search-log")
             if kernel is not None and kernel.get("source"):
+                from rich.syntax import Syntax  # Pygments: loaded when a source is first shown
+
                 yield Static(Syntax(kernel["source"], "cpp", line_numbers=True, word_wrap=False))
 
     def on_mount(self) -> None:
@@ -160,6 +168,8 @@ class ExportKernelScreen(ModalScreen[Path | None]):
         self.set_id, self.export_shape = set_id, query
 
     def compose(self) -> ComposeResult:
+        from cuda_l2_explorer.engine.export import FORMATS
+
         with Vertical():
             yield Static(f"Export the kernel of {self.set_id} that lookup chooses for your shape (M N K)")
             yield Input(value=" ".join(map(str, self.export_shape.astuple())), id="export-shape")
@@ -213,6 +223,8 @@ class ExportTableScreen(ModalScreen[Path | None]):
 
     @on(Input.Submitted, "#export-path")
     def _submit(self, event: Input.Submitted) -> None:
+        from cuda_l2_explorer.app.table_io import export_frame
+
         try:
             path = export_frame(
                 self.frame, Path(event.value.strip()), self.query_one("#export-overwrite", Checkbox).value
@@ -224,3 +236,38 @@ class ExportTableScreen(ModalScreen[Path | None]):
             self.app.notify(str(exc), title="export", severity="error")
             return
         self.dismiss(path)
+
+
+class SortScreen(ModalScreen[str | None]):
+    """The keyboard's way to sort a table: pick a column (Enter); the sorted one again reverses it."""
+
+    BINDINGS = [Binding("escape,s", "dismiss", "cancel")]
+    DEFAULT_CSS = """
+    SortScreen { align: center middle; }
+    SortScreen > Vertical {
+        width: 44; height: auto; max-height: 90%; border: round $accent; background: $surface;
+    }
+    SortScreen OptionList { height: auto; max-height: 20; }
+    """
+
+    def __init__(self, columns: list[tuple[str, str]], current: str | None, reverse: bool) -> None:
+        super().__init__()
+        self.columns, self.current, self.reverse = columns, current, reverse
+
+    def compose(self) -> ComposeResult:
+        def prompt(key: str, label: str) -> str:
+            if key != self.current:
+                return label
+            return f"{label} {'▼' if self.reverse else '▲'} (again: reverse)"
+
+        with Vertical():
+            yield Static("Sort by (Enter; Esc cancels)")
+            options = OptionList(*[Option(prompt(key, label), id=key) for key, label in self.columns])
+            keys = [key for key, _ in self.columns]
+            if self.current in keys:
+                options.highlighted = keys.index(self.current)
+            yield options
+
+    @on(OptionList.OptionSelected)
+    def _chosen(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(event.option.id)

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
-import polars as pl
+from cuda_l2_explorer.app.frame_table import FrameTable
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.widgets import DataTable, Select, Static
+from textual.widgets import Select, Static
+
+if TYPE_CHECKING:
+    import polars as pl
 
 
 class ComparePane(Vertical):
@@ -17,6 +21,7 @@ class ComparePane(Vertical):
     ComparePane #compare-controls { height: 3; }
     ComparePane Select { width: 1fr; }
     ComparePane #compare-summary { height: auto; padding: 0 1; }
+    ComparePane #compare-table { height: 1fr; }
     """
 
     class Wanted(Message):
@@ -32,7 +37,7 @@ class ComparePane(Vertical):
         yield Static(
             "Pick two selections to compare their speedups over the best baseline.", id="compare-summary"
         )
-        yield DataTable(id="compare-table", zebra_stripes=True)
+        yield FrameTable(id="compare-table")
 
     def set_choices(self, labels: list[str]) -> None:
         options = [(label, i) for i, label in enumerate(labels)]
@@ -47,6 +52,8 @@ class ComparePane(Vertical):
             self.post_message(self.Wanted(left, right))
 
     def show(self, left: pl.DataFrame, right: pl.DataFrame, left_label: str, right_label: str) -> None:
+        import polars as pl
+
         joined = (
             left.select("m", "n", "k", pl.col("speedup").alias("left"))
             .join(
@@ -70,11 +77,10 @@ class ComparePane(Vertical):
                 f"right/left {geomean('right/left'):.3f}."
                 f"\nleft = {left_label}\nright = {right_label}"
             )
-        table = self.query_one("#compare-table", DataTable)
-        table.clear(columns=True)
-        for column in joined.columns:
-            table.add_column(column, key=column)
-        for row in joined.iter_rows():
-            table.add_row(
-                *["-" if v is None else (f"{v:.3f}" if isinstance(v, float) else str(v)) for v in row]
-            )
+        self.query_one("#compare-table", FrameTable).set_rows(
+            [(c, c, True) for c in joined.columns],
+            [
+                ["-" if v is None else (f"{v:.3f}" if isinstance(v, float) else str(v)) for v in row]
+                for row in joined.iter_rows()
+            ],
+        )

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-import polars as pl
+from typing import TYPE_CHECKING
+
 from cuda_l2_explorer.app.charts import heatmap
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Select, Static
+
+if TYPE_CHECKING:
+    import polars as pl
 
 AXES = {"M x N": ("m", "n", "k"), "M x K": ("m", "k", "n"), "N x K": ("n", "k", "m")}
 
@@ -20,7 +24,7 @@ class HeatmapPane(VerticalScroll):
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
-        self.frame = pl.DataFrame()
+        self.frame: pl.DataFrame | None = None
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="heatmap-controls"):
@@ -37,7 +41,7 @@ class HeatmapPane(VerticalScroll):
 
     def _refill_fixed(self) -> None:
         fixed_select = self.query_one("#heatmap-fixed", Select)
-        if self.frame.height == 0:
+        if self.frame is None or self.frame.height == 0:
             fixed_select.set_options([])
             self.query_one("#heatmap-grid", Static).update("no data for this selection")
             return
@@ -55,7 +59,7 @@ class HeatmapPane(VerticalScroll):
     @on(Select.Changed, "#heatmap-fixed")
     def _draw(self) -> None:
         value = self.query_one("#heatmap-fixed", Select).value
-        if self.frame.height == 0 or value is Select.BLANK:
+        if self.frame is None or self.frame.height == 0 or value is Select.BLANK:
             return
         row, col, fixed = self._axes()
         self.query_one("#heatmap-grid", Static).update(heatmap(self.frame, row, col, fixed, int(value)))

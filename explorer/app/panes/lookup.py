@@ -3,9 +3,10 @@ SPEC §8 with their evidence."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from cuda_l2_explorer.db.errors import UsageError
 from cuda_l2_explorer.db.shapes import Shape, parse_shape
-from cuda_l2_explorer.engine.lookup import BASELINE, LookupResult
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -13,7 +14,14 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import Checkbox, DataTable, Input, Static
 
-COLUMNS = ("rank", "tier", "set_id", "gpu", "mode", "config", "runs at", "predicted", "basis")
+if TYPE_CHECKING:
+    from cuda_l2_explorer.engine.lookup import LookupResult
+
+# The predicted speedup next to the rank, so an 80-column terminal shows it.
+COLUMNS = ("rank", "predicted", "tier", "config", "set_id", "gpu", "mode", "runs at", "basis")
+# engine.lookup.BASELINE, the tier of a baseline row (not imported: the engine loads after the
+# first paint).
+BASELINE = "baseline"
 
 
 class LookupPane(Vertical):
@@ -68,13 +76,13 @@ class LookupPane(Vertical):
             c = r.candidate
             table.add_row(
                 str(r.rank),
+                "-" if r.predicted_speedup is None else r.prediction.text(),
                 r.tier,
+                str(c.shape),
                 f"keep {c.best_baseline or 'baseline'}" if r.tier == BASELINE else c.set_id,
                 c.gpu,
                 c.mode,
-                str(c.shape),
                 r.runs_at,
-                "-" if r.predicted_speedup is None else r.prediction.text(),
                 r.predicted_basis,
                 key=f"{c.set_id}|{c.shape}|{c.gpu}|{c.mode}|{r.rank}",
             )

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
-import polars as pl
+from typing import TYPE_CHECKING
+
 from cuda_l2_explorer.app.charts import speedup_histogram
 from cuda_l2_explorer.app.data import Selection
-from cuda_l2_explorer.engine.stats import HEADLINE_BASELINES
 from rich.markup import escape
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Static
 
-COLUMNS = ("set_id", "gpu", "mode", "source", "baseline", "configs", "geomean", "mean", "win_rate", "min")
+if TYPE_CHECKING:
+    import polars as pl
+
+# The figures right after what identifies a row, so an 80-column terminal still shows the geomean.
+COLUMNS = ("set_id", "gpu", "mode", "baseline", "geomean", "win_rate", "mean", "min", "configs", "source")
 
 
 class OverviewPane(VerticalScroll):
@@ -40,6 +44,9 @@ class OverviewPane(VerticalScroll):
         if stats.height == 0:
             title.update("No speedups in the store yet.")
             return
+        import polars as pl
+        from cuda_l2_explorer.engine.stats import HEADLINE_BASELINES
+
         shown = stats.filter(pl.col("baseline").is_in(HEADLINE_BASELINES))
         sets = shown["set_id"].n_unique()
         title.update(
@@ -48,8 +55,9 @@ class OverviewPane(VerticalScroll):
         )
         for column in COLUMNS:
             grid.add_column(column.replace("_", " "), key=column)
-        for row in shown.select(COLUMNS).iter_rows():
-            grid.add_row(*[f"{v:.3f}" if isinstance(v, float) else str(v) for v in row])
+        for row in shown.select(COLUMNS).iter_rows(named=True):
+            row["baseline"] = row["baseline"].replace("cuBLASLt-", "Lt-")
+            grid.add_row(*[f"{v:.3f}" if isinstance(v, float) else str(v) for v in row.values()])
         chart = self.query_one("#overview-chart", Static)
         if selection is not None and table is not None:
             width = max(self.size.width - 4, 40)
