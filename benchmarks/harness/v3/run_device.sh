@@ -49,7 +49,7 @@ while [ $# -gt 0 ]; do
   tests)
     case " ${TESTS:-tuner} " in *tuner*) ensure_lib ;; esac
     # File by file, most relevant first, so a slow file cannot hide the others' results.
-    for f in harness native_baselines faults tuner_tiny tuner_kernels tuner_search kernel_build export_device; do
+    for f in harness native_baselines faults tuner_tiny tuner_kernels tuner_search kernel_build export_device lookup_export_device; do
       [ -n "${TESTS:-}" ] && ! echo " $TESTS " | grep -q " $f " && continue
       CUDA_L2_EXPLORER_TUNER_LIB=$(lib) timeout "${TEST_TIMEOUT:-240}" python3 -m pytest -q -rfE -p no:cacheprovider \
         "tests/gpu/test_$f.py" >>"$OUT/gpu_tests.txt" 2>&1
