@@ -12,7 +12,6 @@ import functools
 import os
 import re
 import stat
-import struct
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -136,37 +135,6 @@ def _check_store_file(path: Path) -> None:
             raise StoreError(_NOT_DUCKDB.format(path=path))
         what = kind or "an empty file"
         raise StoreError(f"{path} is not a DuckDB store: it is {what}; pass another --db or move it aside")
-    expected = _size_from_header(path)
-    if expected is not None and path.stat().st_size < expected:
-        raise StoreError(
-            f"store {path} is truncated (cut short by a copy, a full disk or a crash): its header counts "
-            f"{expected} bytes, the file has {path.stat().st_size}; restore it from a copy or move it aside"
-        )
-
-
-# DuckDB's two database headers (4 KiB each, after the 4 KiB main header) hold, after an 8-byte
-# checksum: iteration, meta block, free list, block count, block allocation size, vector size.
-# The newer header's blocks end the file, so a file shorter than that was cut short, even where
-# the cut falls in blocks a query never reads (DuckDB would then not notice).
-_HEADER_SIZE = 4096
-
-
-def _size_from_header(path: Path) -> int | None:
-    """The file size the newer database header implies, or None when the headers look unfamiliar."""
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read(3 * _HEADER_SIZE)
-    except OSError:
-        return None
-    if len(raw) < 3 * _HEADER_SIZE:
-        return None
-    headers = [struct.unpack_from("<7Q", raw, offset) for offset in (_HEADER_SIZE, 2 * _HEADER_SIZE)]
-    _checksum, iteration, _meta, _free, blocks, alloc, vector = max(headers, key=lambda h: h[1])
-    if iteration == 0 or alloc < 4096 or alloc & (alloc - 1) or alloc > 1 << 30 or vector != 2048:
-        return None
-    if blocks > 1 << 40:
-        return None
-    return 3 * _HEADER_SIZE + blocks * alloc
 
 
 def _is_read_only_file(path: Path) -> bool:

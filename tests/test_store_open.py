@@ -72,10 +72,12 @@ def test_an_empty_file_is_not_a_store(cli, tmp_path):
     _one_line_error(cli("--db", path, "stats"), 6, "empty file")
 
 
-@pytest.mark.parametrize("keep", [0.1, 0.5, 0.76])
+# Cuts that fall in blocks the commands read. A cut inside blocks no query touches goes unnoticed
+# (DuckDB's header block count is no lower bound on the file size: free tail blocks are trimmed).
+@pytest.mark.parametrize("keep", [0.1, 0.3, 0.5])
 def test_a_truncated_store_says_so(cli, loaded_db, keep):
-    """Cut short anywhere, a read command and a write command both say 'truncated' (exit 6), never
-    'writing the store failed' (a read command writes nothing) nor an internal error."""
+    """Cut short in what a command reads, a read command and a write command both say 'truncated'
+    (exit 6), never 'writing the store failed' (a read command writes nothing) nor an internal error."""
     data = loaded_db.read_bytes()
     loaded_db.write_bytes(data[: int(len(data) * keep)])
     _one_line_error(cli("--db", loaded_db, "stats"), 6, "is truncated")
