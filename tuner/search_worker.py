@@ -9,7 +9,9 @@ Execution time is the reward. For the shape: the library's kernels x runtime var
 pruned by tuner.search_space's cost model; every candidate that can implement the shape is
 checked for correctness (fresh N(0,1) inputs, C poisoned with NaN, fp64 reference, SPEC §7)
 and measured briefly under the SPEC §7 offline protocol (cold L2, interleaved shuffled rounds,
-device time); the best few are measured again with more samples beside cuBLASLt's heuristic
+device time by CUDA-graph replay, as the harness times a bench run: a search timed by eager
+Python calls could not see a 2-4 us kernel and picked stream-K and split-K variants that pay a
+second kernel); the best few are measured again with more samples beside cuBLASLt's heuristic
 choice, so the log says where the winner stands. Every candidate's figures go back to the
 orchestrator, which writes them to the store as the search log.
 """
@@ -22,15 +24,17 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from cuda_l2_explorer.db.shapes import Shape, floor_seconds
 from cuda_l2_explorer.importer.harness import worker
+from cuda_l2_explorer.importer.harness.device import gpu_label
 from cuda_l2_explorer.importer.harness.messages import Result
 from cuda_l2_explorer.importer.harness.protocol import ProtocolSettings, measure, rotation_sets, summarize
 from cuda_l2_explorer.importer.harness.worker import (
     Implementations,
     Inputs,
-    TorchBackend,
     bytes_per_set,
     check_correctness,
+    offline_backend,
 )
 from cuda_l2_explorer.tuner.native import TunerLibrary, Variant
 from cuda_l2_explorer.tuner.search_space import Candidate, candidates
@@ -129,13 +133,22 @@ def run_search_job(torch, job: dict, state: dict, progress: Callable[[str], None
     refs = [r for r in REFERENCES if r in impls.fns]
     correct = check_correctness(torch, impls, [*refs, *by_key], "F32F16F16F32")
     ok = [c for c in by_key if correct[c]["status"] == "ok"]
-    backend = TorchBackend(torch, impls)
-    stage1 = ProtocolSettings(mode="offline", samples=job.get("stage1_samples", 3), warmup_s=0.005, seed=1)
+    # Device time only: the isolated-call and host latencies a bench run also takes are not
+    # what the search ranks on.
+    stage1 = ProtocolSettings(
+        mode="offline", samples=job.get("stage1_samples", 3), min_samples=1, warmup_s=0.005,
+        sample_target_s=0.25e-3, latency_samples=0, seed=1, timing=job.get("timing", "graph"),
+    )  # fmt: skip
+    stage2 = ProtocolSettings(
+        mode="offline", samples=job.get("stage2_samples", 10), warmup_s=0.01, latency_samples=0, seed=2,
+        timing=stage1.timing,
+    )  # fmt: skip
+    floor_s = floor_seconds(Shape(m, n, k), gpu_label(info["gpu_name"])) or 0.0
+    backend = offline_backend(torch, impls, stage1, [*ok, *refs], progress, floor_s)
     progress(f"stage 1: {len(ok)} candidates")
     first = measure(backend, ok, stage1) if ok else {}
     ranked = sorted(ok, key=lambda c: summarize(first[c].device).median)
     finalists = ranked[: job.get("finalists", 4)]
-    stage2 = ProtocolSettings(mode="offline", samples=job.get("stage2_samples", 10), warmup_s=0.01, seed=2)
     progress(f"stage 2: {len(finalists)} finalists")
     second = measure(backend, [*finalists, *refs], stage2) if finalists else {}
     rows: list[dict[str, Any]] = []
@@ -179,8 +192,13 @@ def run_search_job(torch, job: dict, state: dict, progress: Callable[[str], None
             }
     best = min(finalists, key=lambda c: summarize(second[c].device).median) if finalists else None
     torch.cuda.synchronize()
+    not_capturable = dict(getattr(backend, "not_capturable", {}))
+    impls.release()  # the candidates' closures, inputs and graphs: this worker's memory back now
+    del backend
     info = {
         "kind": "search",
+        "timing": stage1.timing,
+        "not_capturable": not_capturable,
         "best": best,
         "references": references,
         "rotation_sets": count,
