@@ -98,6 +98,16 @@ while [ $# -gt 0 ]; do
       | tee -a "$OUT/device.txt"
     tail -2 "$OUT/server.log"
     ;;
+  retune)
+    # Graph-timed search of TUNE's configs (tune --mnk), kept kernels measured against the seven
+    # baselines, into tune.duckdb; the manifest it writes lands in $OUT/tuned.
+    ensure_lib
+    mkdir -p "$OUT/tuned"
+    python3 -m cuda_l2_explorer --db "$OUT/tune.duckdb" --no-bundled tune --mnk "$TUNE" --library "$(lib)" \
+      --manifest "$OUT/tuned/manifest.json" --progress none --json >"$OUT/tune.json" 2>"$OUT/tune.log"
+    echo "tune: exit $? after $(( $(date +%s) - start )) s" | tee -a "$OUT/device.txt"
+    tail -4 "$OUT/tune.log"
+    ;;
   oldgrid)
     # The same bench with the harness of an older wheel (.whl-old/*.whl), for a side-by-side.
     ensure_lib
