@@ -74,13 +74,19 @@ DERIVED_VIEWS: list[str] = [
         FROM all_published_speedups p JOIN all_kernel_sets s USING (set_id)
         WHERE p.baseline NOT LIKE '%-max'
         GROUP BY p.set_id, s.gpu, p.mode, p.m, p.n, p.k""",
+    # One row per run with its harness version: a bench run's params hold every config's kernel
+    # (~1 MB of JSON), so the version is read once per run, never once per measurement row.
+    """CREATE OR REPLACE TEMP VIEW run_harness AS
+        SELECT run_id, mode, set_id, gpu, kind,
+               json_extract_string(params, '$.harness_version') AS harness
+        FROM all_runs""",
     f"""CREATE OR REPLACE TEMP VIEW measured_times AS
         SELECT r.set_id, r.gpu, r.mode, r.run_id, x.m, x.n, x.k, x.implementation, x.padded,
                x.median, x.p10, x.p90, x.metric
-        FROM all_measurements x JOIN all_runs r USING (run_id)
+        FROM all_measurements x JOIN run_harness r USING (run_id)
         WHERE x.metric = {_MODE_METRIC} AND x.status = 'ok' AND r.kind IN ('bench', 'tune')
           -- an older store read without migrating (v5+) still holds harness 1/2 rows so named
-          AND coalesce(json_extract_string(r.params, '$.harness_version'), '') NOT IN ('1', '2')""",
+          AND coalesce(r.harness, '') NOT IN ('1', '2')""",
     f"""CREATE OR REPLACE TEMP VIEW measured_baselines AS
         SELECT set_id, gpu, mode, run_id, metric, m, n, k, implementation AS baseline, median, p10, p90
         FROM measured_times WHERE implementation IN ({_BASELINE_LIST}) AND NOT padded
@@ -117,6 +123,6 @@ DERIVED_VIEWS: list[str] = [
         UNION ALL
         SELECT x.set_id, s.name, s.accumulator, x.gpu, x.mode, x.m, x.n, x.k, x.baseline,
                x.speedup, x.outcome, 'measured', x.run_id, x.kernel_s, x.baseline_s, x.metric,
-               x.speedup_lo, x.speedup_hi, json_extract_string(r.params, '$.harness_version')
-        FROM measured_long x JOIN all_kernel_sets s USING (set_id) JOIN all_runs r USING (run_id)""",
+               x.speedup_lo, x.speedup_hi, r.harness
+        FROM measured_long x JOIN all_kernel_sets s USING (set_id) JOIN run_harness r USING (run_id)""",
 ]

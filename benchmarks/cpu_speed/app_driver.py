@@ -34,11 +34,23 @@ def rss_mb() -> float:
 
 
 def configs_table(app):
-    """The Configs pane's table: the DataTable that shows the most rows."""
-    from textual.widgets import DataTable
-
-    tables = list(app.query(DataTable))
+    """The Configs pane's table: of the tables (DataTable, or the FrameTable that replaced it),
+    the one that shows the most rows."""
+    tables = [w for w in app.query("DataTable, FrameTable") if hasattr(w, "row_count")]
     return max(tables, key=lambda t: t.row_count) if tables else None
+
+
+def header_x(table, key: str) -> int:
+    """The x offset of column ``key``'s header cell, in either table's own terms."""
+    if hasattr(table, "ordered_columns"):  # DataTable
+        index = next(i for i, c in enumerate(table.ordered_columns) if str(c.key.value) == key)
+        return sum(c.get_render_width(table) for c in table.ordered_columns[:index]) + 1
+    x = 0  # FrameTable: columns keyed by name, each its width plus one blank either side
+    for column_key, column in table.columns.items():
+        if column_key == key:
+            return x + 1
+        x += column.width + 2
+    raise KeyError(key)
 
 
 async def wait_until(pilot, condition) -> None:
@@ -61,8 +73,7 @@ async def timed_filter(pilot, table, text: str) -> float:
 
 
 async def timed_sort(pilot, table) -> float:
-    index = next(i for i, c in enumerate(table.ordered_columns) if str(c.key.value) == SORT_COLUMN)
-    x = sum(c.get_render_width(table) for c in table.ordered_columns[:index]) + 1
+    x = header_x(table, SORT_COLUMN)
     await pilot.hover(table, offset=(x, 0))  # else a click after a rebuild can land on a stale column
     await pilot.pause()
     first = table.get_row_at(0)
