@@ -484,9 +484,9 @@ def library_kernel(store: Store, set_id: str, shape: Shape) -> dict:
     and the harness version of the newest run of the set (``harness``, None without runs)."""
     return store.query(
         "SELECT k.params, s.gpu AS device, s.accumulator, r.harness FROM all_kernels k "
-        "JOIN all_kernel_sets s USING (set_id) LEFT JOIN (SELECT set_id, "
-        "max(json_extract_string(params, '$.harness_version')) AS harness FROM all_runs GROUP BY ALL) r "
-        "USING (set_id) WHERE k.set_id = ? AND k.m = ? AND k.n = ? AND k.k = ?",
+        "JOIN all_kernel_sets s USING (set_id) LEFT JOIN (SELECT set_id, max(harness) AS harness "
+        "FROM run_harness GROUP BY ALL) r USING (set_id) "
+        "WHERE k.set_id = ? AND k.m = ? AND k.n = ? AND k.k = ?",
         [set_id, shape.m, shape.n, shape.k],
     ).to_dicts()[0]
 
@@ -720,8 +720,7 @@ def kernel_figures_of_run(store: Store, set_id: str, run_id: str) -> list[tuple]
         """
         SELECT t.m, t.n, t.k, t.median, t.p10, t.p90, b.baseline, b.median, r.harness
         FROM measured_times t
-        JOIN (SELECT run_id, json_extract_string(params, '$.harness_version') AS harness FROM all_runs) r
-          USING (run_id)
+        JOIN run_harness r USING (run_id)
         LEFT JOIN (
             SELECT run_id, m, n, k, arg_min(baseline, median) AS baseline, min(median) AS median
             FROM measured_baselines

@@ -442,7 +442,7 @@ def offline_backend(
     return backend
 
 
-def _per_call_metric(backend, name: str, settings: ProtocolSettings) -> str:
+def _per_call_metric(backend, name: str) -> str:
     """What the offline per-call figure of ``name`` is: device time only when a graph replayed it."""
     if isinstance(backend, GraphBackend) and backend.captured(name):
         return "device_time"
@@ -598,7 +598,7 @@ def run_config(
         s = samples[name]
         # (metric, per-sample values, unit, calls each sample spans)
         series = [
-            (_per_call_metric(backend, name, settings), s.device, "s", s.calls_per_sample),
+            (_per_call_metric(backend, name), s.device, "s", s.calls_per_sample),
             ("isolated_call", s.isolated, "s", 1),
             ("host_latency", s.host, "s", 1),
             ("reference_tflops", [flops / h / 1e12 for h in s.host], "TFLOP/s", 1),
