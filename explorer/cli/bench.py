@@ -18,7 +18,9 @@ user that can read nothing of yours. The same holds for --library."""
 
 
 def _all_baselines() -> tuple[str, ...]:
-    from cuda_l2_explorer.engine.bench import BASELINES
+    # From db.views (no imports of its own): every command builds this parser, and the engine's
+    # bench module would load DuckDB first.
+    from cuda_l2_explorer.db.views import BASELINES
 
     return BASELINES
 
