@@ -169,7 +169,7 @@ class TunerLibrary:
         return len(self.kernels)
 
 
-TINY_SPLITS: tuple[int, ...] = (2, 4, 8, 16, 32)
+TINY_SPLITS: tuple[int, ...] = (2, 4, 8, 16)
 
 
 def needs_zeroed_workspace(params: dict[str, Any]) -> bool:

@@ -18,26 +18,23 @@ Runtime arguments:
   (1..MAX_SPLITS; more than the K tiles is clamped to the K-tile count) reduced in the same
   launch; 3 (stream-K): cannot implement.
 
-Split-K, one launch: every CTA of a tile writes its fp32 partial tile into the workspace
-(``[tile][split][fragment][thread]`` float4s, so each thread reads back exactly what the same
-thread of another split wrote: coalesced, no index remapping), then ``__threadfence()`` (each
-thread: its partial stores are ordered before anything it does next, device-wide),
-``__syncthreads()`` (all threads of the CTA have fenced), and thread 0 takes a ticket with
-``atomicInc(ticket, splits - 1)``. The CTA that draws ``splits - 1`` is the last of its tile:
-after a ``__syncthreads()`` broadcast and another ``__threadfence()`` it reads every split's
-partial with ``ld.global.cg`` (L2, never a stale L1 line) in split order -- so the sum is the
-same whichever CTA arrives last -- and writes fp16 C. This is the "last block" pattern of the
-CUDA programming guide's memory-fence example. ``atomicInc`` wraps the counter back to 0 on the
-last arrival, so the tickets are ready for the next launch with no memset. The launcher zeroes
-the ticket area (the workspace's first bytes) itself when it has not seen the buffer, or when the
-ticket area grew over where earlier partials were written (a larger tile count); in steady state
-it issues none. A workspace must not be shared with other kernels that write to it (CUTLASS
-stream-K): the launcher would not know its tickets were overwritten.
+Split-K, one launch, nothing in global memory but A, B and C: the ``splits`` CTAs of an output
+tile are one thread-block cluster (grid z = cluster z = splits; 16 is Hopper's largest cluster,
+with the non-portable opt-in). Each CTA parks its fp32 partial tile in its own shared memory
+(``[fragment][thread]`` float4s, where the pipeline's buffers were), then a cluster barrier
+(``barrier.cluster`` arrive.release / wait.acquire) makes every partial visible to every peer.
+Rank ``r`` sums fragments ``r, r + splits, ...`` of all ranks through distributed shared memory
+(``mapa`` + ``ld.shared::cluster``) in rank order -- the same bits whoever finishes first -- and
+stores those fp16 fragments of C; a second barrier keeps each CTA's shared memory alive until
+its peers have read it. No workspace, no ticket or counter, no memset, no second kernel: a
+launch leaves no state behind, so no buffer can be left dirty by another kernel (the previous
+design, a ticket counter in a caller's workspace, gave NaNs when the allocator handed the same
+buffer to a kernel that wrote partials there).
 
 Layouts (SPEC section 4): A MxK row-major; B KxN row-major (``b_major='n'``, the user's ``b``) or
 column-major (``'k'``, SPEC's ``b_col_major``); C MxN row-major. Any M, N and K multiples of 8
 (16-byte cp.async chunks; out-of-range chunks are zero-filled, so M, N and K need not be tile
-multiples); A, B, C and the workspace 16-byte aligned.
+multiples); A, B and C 16-byte aligned.
 """
 
 from __future__ import annotations
@@ -53,7 +50,7 @@ from cuda_l2_explorer.tuner.config import B_MAJORS, ELEM_BYTES, SMEM_BYTES_SM90,
 from cuda_l2_explorer.tuner.templates import render
 
 TINY_FAMILY = "sm90_mma_tiny"
-MAX_SPLITS = 32
+MAX_SPLITS = 16  # one CTA per split in a cluster: 16 is the largest cluster on Hopper
 MAX_M_TILES = 65535  # M tiles run along grid y (tiny_gemm.cuh checks the same bound)
 TILE_MS: tuple[int, ...] = (16, 32, 64, 128, 256)
 TILE_NS: tuple[int, ...] = (16, 32, 64, 128, 256)
@@ -173,8 +170,13 @@ def tiny_catalog() -> list[TinyConfig]:
     - 128x128x32 (8 warps, 4 stages) and 128x128x64 (8 warps, 3 stages, 105 KB): 1024^3 (64
       CTAs, half a wave, each reading 512 KB) and split-K 128x128x8192.
     - 128x128x32 with K-major B: the layout twin (no ``.trans`` ldmatrix) to measure B's layout.
-    Warps: 2x2 (4 warps, warp tile 32x32..64x32) for 64-wide tiles, 2x4 (8 warps, 64x32) for
-    128x128, so no thread holds more than 64 accumulators.
+    - 32x32x64 (4 stages), 32x32x128 and 32x64x128 (6 stages), 16x64x128 (6 stages): small
+      M*N with deep K (64x64x16384): four to eight tiles x 16 splits put 64-128 CTAs (SMs) on
+      the K sweep instead of 16, each with 5 k-tiles in flight; a deep-K HGEMM here is bound by
+      bytes in flight per SM (latency), not by the tensor cores.
+    - 64x64x128, 6 stages (215 KB): the same tile with twice the loads in flight.
+    Warps: 2x2 (4 warps, warp tile 16x16..64x32) for tiles up to 128x64, 1x4 for 16x64, 2x4
+    (8 warps, 64x32) for 128x128, so no thread holds more than 64 accumulators.
     """
     cat = [
         TinyConfig(64, 64, 32, 2, 2, 4),
@@ -185,6 +187,11 @@ def tiny_catalog() -> list[TinyConfig]:
         TinyConfig(128, 128, 32, 2, 4, 4),
         TinyConfig(128, 128, 64, 2, 4, 3),
         TinyConfig(128, 128, 32, 2, 4, 4, b_major="k"),
+        TinyConfig(32, 32, 64, 2, 2, 4),
+        TinyConfig(32, 32, 128, 2, 2, 6),
+        TinyConfig(32, 64, 128, 2, 2, 6),
+        TinyConfig(16, 64, 128, 1, 4, 6),
+        TinyConfig(64, 64, 128, 2, 2, 6),
     ]
     names = [c.name for c in cat]
     assert len(set(names)) == len(names), "duplicate names in the tiny catalog"
@@ -232,10 +239,6 @@ def split_ranges(k: int, tile_k: int, splits: int) -> list[tuple[int, int]]:
 
 
 def workspace_bytes(cfg: TinyConfig, m: int, n: int, k: int, decomposition: int, splits: int) -> int:
-    """What ``l2x_gemm_<name>_workspace`` returns (the launcher's arithmetic, for tests and planning)."""
-    eff = len(split_ranges(k, cfg.tile_k, splits)) if decomposition == 2 else 1
-    if eff <= 1:
-        return 0
-    tiles = -(-m // cfg.tile_m) * -(-n // cfg.tile_n)
-    tickets = -(-tiles * 4 // 256) * 256
-    return tickets + tiles * eff * cfg.tile_m * cfg.tile_n * 4
+    """What ``l2x_gemm_<name>_workspace`` returns: always 0 (split-K reduces on chip, in the cluster)."""
+    del cfg, m, n, k, decomposition, splits
+    return 0

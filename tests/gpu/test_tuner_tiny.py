@@ -3,10 +3,10 @@
 Needs a built library holding the family (``python -m cuda_l2_explorer.tuner.build --catalog tiny --out
 .tuner-build-tiny`` or the full catalog; $CUDA_L2_EXPLORER_TUNER_LIB). Fresh N(0,1) inputs, C
 poisoned with NaN before every call, error against an fp32 reference (TF32 off) judged by the
-harness's rule against torch's own fp16 GEMM. Each variant runs twice in a row on one zeroed
-workspace shared by all kernels and shapes: the second run must give the same bits (the split-K
-sum is in split order, and the tickets were reset by the first run), and the ticket area must
-be zero again after each call.
+harness's rule against torch's own fp16 GEMM. Each variant runs twice in a row, given a
+"workspace" full of 0xFF bytes that every kernel and shape shares (a caller's buffer that other
+kernels dirtied): split-K needs none and must not read it; the second run must give the same
+bits (the cluster sums the splits in rank order).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ SHAPES = [
     (1, 4096, 4096),  # off-grid
     (777, 1000, 1032),
 ]
-SPLITS = (1, 2, 3, 8, 16, tiny.MAX_SPLITS)
+SPLITS = (1, 2, 3, 5, 8, tiny.MAX_SPLITS)
 WORKSPACE_BYTES = 256 << 20
 
 
@@ -84,7 +84,7 @@ def _problem(m: int, n: int, k: int):
 
 @pytest.fixture(scope="module")
 def workspace():
-    return torch.zeros(WORKSPACE_BYTES, device="cuda", dtype=torch.uint8)
+    return torch.full((WORKSPACE_BYTES,), 0xFF, device="cuda", dtype=torch.uint8)
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
@@ -97,13 +97,10 @@ def test_tiny_kernel_correct_twice(name: str, shape: tuple[int, int, int], works
     bptr = bt.data_ptr() if cfg.b_major == "k" else b.data_ptr()
     c = torch.empty(m, n, device="cuda", dtype=torch.float16)
     stream = torch.cuda.current_stream().cuda_stream
-    tiles = -(-m // cfg.tile_m) * -(-n // cfg.tile_n)
     for splits in SPLITS:
         v = Variant(0, 1, 2, splits) if splits > 1 else Variant()
         assert kern.can_implement(m, n, k, v), f"{name} {shape} {v.label}"
-        need = kern.workspace_bytes(m, n, k, v)
-        assert need == tiny.workspace_bytes(cfg, m, n, k, v.decomposition, splits)
-        assert need <= WORKSPACE_BYTES
+        assert kern.workspace_bytes(m, n, k, v) == 0
         runs = []
         for attempt in range(2):
             c.fill_(float("nan"))
@@ -115,8 +112,6 @@ def test_tiny_kernel_correct_twice(name: str, shape: tuple[int, int, int], works
             verdict = protocol.classify_correctness(err, torch_err, "F32F16F16F32", finite)
             assert verdict.status == "ok", f"{label}: error {err:.3e} (torch {torch_err:.3e})"
             assert not verdict.findings, f"{label}: {verdict.findings}"
-            if need:
-                assert int(workspace[: 4 * tiles].count_nonzero()) == 0, f"{label}: tickets not reset"
             runs.append(c.clone())
         assert torch.equal(runs[0], runs[1]), f"{name} {shape} {v.label}: not deterministic"
 

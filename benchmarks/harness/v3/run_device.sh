@@ -103,7 +103,10 @@ while [ $# -gt 0 ]; do
     # baselines, into tune.duckdb; the manifest it writes lands in $OUT/tuned.
     ensure_lib
     mkdir -p "$OUT/tuned"
-    python3 -m cuda_l2_explorer --db "$OUT/tune.duckdb" --no-bundled tune --mnk "$TUNE" --library "$(lib)" \
+    # TUNE_FILE (a file of comma-separated configs) for lists longer than a command line;
+    # TUNE_LIMIT stops the search after that many seconds (the store keeps what was searched).
+    [ -n "${TUNE_FILE:-}" ] && TUNE=$(tr -d ' \n' <"$TUNE_FILE")
+    timeout "${TUNE_LIMIT:-560}" python3 -m cuda_l2_explorer --db "$OUT/tune.duckdb" --no-bundled tune --mnk "$TUNE" --library "$(lib)" \
       --manifest "$OUT/tuned/manifest.json" --progress none --json >"$OUT/tune.json" 2>"$OUT/tune.log"
     echo "tune: exit $? after $(( $(date +%s) - start )) s" | tee -a "$OUT/device.txt"
     tail -4 "$OUT/tune.log"
