@@ -157,7 +157,11 @@ def test_split_ranges_cover_every_k_tile_once(k_chunks: int, tile_k: int, splits
 def test_no_workspace_for_any_decomposition() -> None:
     # split-K reduces in the cluster's shared memory: nothing for a caller to allocate or zero
     for c in tiny_catalog():
-        for m, n, k, decomposition, splits in [(64, 64, 16384, 2, 16), (777, 1000, 1032, 2, 4), (64, 64, 64, 0, 1)]:
+        for m, n, k, decomposition, splits in [
+            (64, 64, 16384, 2, 16),
+            (777, 1000, 1032, 2, 4),
+            (64, 64, 64, 0, 1),
+        ]:
             assert tiny.workspace_bytes(c, m, n, k, decomposition, splits) == 0
 
 
