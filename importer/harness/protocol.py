@@ -130,8 +130,8 @@ class Backend(Protocol):
         """Run ``units`` units back to back between two events; (device s, host s) in total."""
         ...
 
-    def single_call(self, impl: str) -> tuple[float, float]:
-        """One call: (device s from events, host s from the call to the end of a synchronize)."""
+    def host_latency(self, impl: str) -> float:
+        """One call on an idle GPU, wall clock from the call to the end of a synchronize (s)."""
         ...
 
     def isolated_call(self, impl: str) -> float:
@@ -253,10 +253,10 @@ def measure(
                 if index in latency_rounds[name]:
                     slot.isolated.append(backend.isolated_call(name))
                     # Host latency as the reference measured it: one call, then synchronize.
-                    slot.host.append(backend.single_call(name)[1])
+                    slot.host.append(backend.host_latency(name))
             else:
                 backend.sleep(next(gaps))
-                slot.host.append(backend.single_call(name)[1])
+                slot.host.append(backend.host_latency(name))
                 slot.isolated.append(backend.isolated_call(name))
         if on_round is not None:
             on_round(index + 1, len(orders))

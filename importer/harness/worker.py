@@ -172,7 +172,7 @@ class TorchBackend:
 
     Its offline samples time the rate at which Python issues calls whenever a call is shorter
     than the issue cost (harness 2's method, kept for ``timing="eager"`` and for launchers that
-    cannot be captured); its single calls are the isolated-call and host latencies.
+    cannot be captured); ``isolated_call`` and ``host_latency`` time one call each.
     """
 
     def __init__(self, torch, impls: Implementations) -> None:
@@ -200,17 +200,16 @@ class TorchBackend:
         host = time.perf_counter() - t0
         return self.start.elapsed_time(self.end) / 1e3, host
 
-    def single_call(self, impl: str) -> tuple[float, float]:
+    def host_latency(self, impl: str) -> float:
+        """What the reference system measured: one call on an idle GPU, from the Python call to
+        the end of a synchronize (launch, launcher and kernel; no event is recorded inside)."""
         s = self.impls.inputs.next(impl)
         fn = self.impls.fns[impl]
         self.torch.cuda.synchronize()
-        self.start.record()
         t0 = time.perf_counter()
         fn(s)
-        self.end.record()
         self.torch.cuda.synchronize()
-        host = time.perf_counter() - t0
-        return self.start.elapsed_time(self.end) / 1e3, host
+        return time.perf_counter() - t0
 
     def isolated_call(self, impl: str) -> float:
         """One call between two events with the host's issue time kept out, as nvbench's
