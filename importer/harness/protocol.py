@@ -14,6 +14,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from cuda_l2_explorer.db.shapes import L2_SPAN_FACTOR, MAX_ROTATION_SETS
+
 # Recorded with every run; bump when how a figure is measured changes.
 # 2: the launcher audit runs after the timing, and CUPTI is torn down after it.
 # 3: offline device time is CUDA-graph replay (R calls in one graph), not R calls issued from
@@ -76,14 +78,16 @@ def rotation_sets(
     l2_bytes: int,
     free_bytes: int,
     *,
-    factor: float = 2.0,
+    factor: float = L2_SPAN_FACTOR,
     memory_fraction: float = 0.5,
-    max_sets: int = 64,
+    max_sets: int = MAX_ROTATION_SETS,
 ) -> int:
     """Input sets to rotate among so one pass spans >= ``factor`` x L2 (cold L2 by default).
 
     Never more than ``memory_fraction`` of the free device memory: a 16384^3 problem gets as
-    many sets as fit (at least one), instead of running out of memory.
+    many sets as fit (at least one), instead of running out of memory. Never more than
+    ``max_sets`` either: sets under ``factor`` x L2 / ``max_sets`` bytes span less, and their
+    rows say so (db.shapes.L2_SPAN_FLAG).
     """
     if bytes_per_set <= 0:
         raise ValueError("bytes_per_set must be positive")
