@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cuda_l2_explorer.db.errors import NotFoundError, UsageError
-from cuda_l2_explorer.db.shapes import Shape
+from cuda_l2_explorer.db.shapes import L2_SPAN_FACTOR, Shape
 from cuda_l2_explorer.db.store import Store, sql_literal
 from cuda_l2_explorer.db.views import BASELINES, BEST, HEADLINE_BASELINES, REPORT_ORDER
 
@@ -108,7 +108,10 @@ def speedups(store: Store, filters: Filters, baselines: tuple[str, ...] | None =
 
 
 def stats(store: Store, filters: Filters, baselines: tuple[str, ...] | None = None) -> pl.DataFrame:
-    """Aggregates per set, GPU, mode, source and baseline (SPEC §7): geomean first."""
+    """Aggregates per set, GPU, mode, source and baseline (SPEC §7): geomean first.
+
+    ``l2_span_lt2x``: how many of the configs were measured over input sets spanning less than 2x
+    the L2 (``l2_span``: cold L2 as SPEC §7 asks it fell short there); NULL for published rows."""
     where, params = filters.where()
     if baselines:
         unknown = [b for b in baselines if b not in REPORT_ORDER]
@@ -126,8 +129,10 @@ def stats(store: Store, filters: Filters, baselines: tuple[str, ...] | None = No
                avg(CASE WHEN outcome = 'win' THEN 1.0 ELSE 0.0 END) AS win_rate,
                avg(CASE WHEN outcome = 'loss' THEN 1.0 ELSE 0.0 END) AS loss_rate,
                min(speedup) AS min,
-               max(speedup) AS max
-        FROM speedups WHERE {where}
+               max(speedup) AS max,
+               CASE WHEN source = 'measured'
+                    THEN count(*) FILTER (WHERE l2.l2_span < {L2_SPAN_FACTOR}) END AS l2_span_lt2x
+        FROM speedups LEFT JOIN l2_span l2 USING (run_id, m, n, k) WHERE {where}
         GROUP BY set_id, gpu, accumulator, mode, source, metric, harness, baseline
         ORDER BY set_id, gpu, mode, source, harness, {order}
         """,
@@ -220,7 +225,7 @@ def config_table(store: Store, set_id: str, gpu: str, mode: str) -> pl.DataFrame
         ),
         audit AS (
             SELECT a.m, a.n, a.k, string_agg(DISTINCT a.finding, ',' ORDER BY a.finding) AS audit
-            FROM all_audit_findings a JOIN all_runs r USING (run_id)
+            FROM findings a JOIN all_runs r USING (run_id)
             WHERE r.set_id = ? AND r.gpu = ? AND r.mode = ?
             GROUP BY ALL
         ),
@@ -283,7 +288,7 @@ def kernel_detail(store: Store, set_id: str, m: int, n: int, k: int) -> dict:
         [set_id, m, n, k],
     )
     audit = store.query(
-        "SELECT DISTINCT r.gpu, r.mode, a.finding, a.detail FROM all_audit_findings a JOIN all_runs r "
+        "SELECT DISTINCT r.gpu, r.mode, a.finding, a.detail FROM findings a JOIN all_runs r "
         "USING (run_id) WHERE r.set_id = ? AND a.m = ? AND a.n = ? AND a.k = ? ORDER BY ALL",
         [set_id, m, n, k],
     )
@@ -318,8 +323,9 @@ def stats_by_regime(store: Store, filters: Filters, baseline: str = BEST) -> pl.
         raise UsageError(f"unknown baseline {baseline!r}; known: {', '.join(REPORT_ORDER)}")
     where, params = filters.where()
     frame = store.query(
-        f"SELECT set_id, gpu, mode, source, metric, harness, m, n, k, speedup, outcome FROM speedups "
-        f"WHERE {where} AND baseline = ?",
+        f"SELECT set_id, gpu, mode, source, metric, harness, m, n, k, speedup, outcome, "
+        f"l2.l2_span < {L2_SPAN_FACTOR} AS l2_short "
+        f"FROM speedups LEFT JOIN l2_span l2 USING (run_id, m, n, k) WHERE {where} AND baseline = ?",
         [*params, baseline],
     )
     if frame.height == 0:
@@ -337,8 +343,12 @@ def stats_by_regime(store: Store, filters: Filters, baseline: str = BEST) -> pl.
             (pl.col("outcome") == "loss").mean().alias("loss_rate"),
             pl.col("speedup").min().alias("min"),
             pl.col("speedup").max().alias("max"),
+            pl.col("l2_short").sum().alias("l2_span_lt2x"),
         )
-        .with_columns(pl.col("regime").replace_strict(order, return_dtype=pl.Int64).alias("_order"))
+        .with_columns(
+            pl.col("regime").replace_strict(order, return_dtype=pl.Int64).alias("_order"),
+            pl.when(pl.col("source") == "measured").then(pl.col("l2_span_lt2x")).alias("l2_span_lt2x"),
+        )
         .sort("set_id", "gpu", "mode", "source", "_order")
         .drop("_order")
     )
@@ -561,8 +571,8 @@ def device_time_rows_per_implementation(store: Store) -> pl.DataFrame:
 def audit_finding_counts(store: Store) -> pl.DataFrame:
     """Each audit finding with the number of configs it was found for and one example detail."""
     return store.query(
-        "SELECT finding, count(*) AS configs, any_value(detail) AS example FROM all_audit_findings "
-        "GROUP BY finding ORDER BY finding"
+        "SELECT finding, count(DISTINCT (run_id, m, n, k)) AS configs, any_value(detail) AS example "
+        "FROM findings GROUP BY finding ORDER BY finding"
     )
 
 

@@ -35,6 +35,16 @@ class Shape:
     def volume(self) -> int:
         return self.m * self.n * self.k
 
+    @property
+    def bytes(self) -> int:
+        """fp16 bytes one call reads and writes: A, B (one layout) and C."""
+        return 2 * (self.m * self.k + self.k * self.n + self.m * self.n)
+
+    @property
+    def input_set_bytes(self) -> int:
+        """fp16 bytes of one of the harness's input sets: A, B in both layouts (SPEC §4) and C."""
+        return 2 * (self.m * self.k + 2 * self.k * self.n + self.m * self.n)
+
     def covers(self, other: Shape) -> bool:
         """True when a kernel for this shape can run ``other`` by zero-padding."""
         return self.m >= other.m and self.n >= other.n and self.k >= other.k
@@ -98,6 +108,19 @@ def grid_shapes() -> list[Shape]:
     return [Shape(m, n, k) for m in GRID_VALUES for n in GRID_VALUES for k in GRID_VALUES]
 
 
+# SPEC §7 cold L2: the rotating input sets span at least L2_SPAN_FACTOR x the L2. The harness
+# allocates at most MAX_ROTATION_SETS sets (and half the free memory), so a shape whose sets are
+# small spans less: its rows carry L2_SPAN_FLAG, with the span's ratio to the L2 (db.views).
+L2_SPAN_FACTOR = 2.0
+MAX_ROTATION_SETS = 64
+L2_SPAN_FLAG = "l2-span-<2x"
+
+
+def l2_span(sets: int, set_bytes: int, l2_bytes: int) -> float:
+    """How many times ``sets`` input sets of ``set_bytes`` each span the L2."""
+    return sets * set_bytes / l2_bytes
+
+
 @dataclass(frozen=True)
 class GpuPeaks:
     """Dense fp16 tensor-core peak and HBM bandwidth (SPEC §7, §10)."""
@@ -118,7 +141,7 @@ def floor_seconds(shape: Shape, gpu: str) -> float | None:
     if peaks is None:
         return None
     compute = shape.flops / (peaks.tflops * 1e12)
-    traffic = 2 * (shape.m * shape.k + shape.k * shape.n + shape.m * shape.n) / (peaks.hbm_tbps * 1e12)
+    traffic = shape.bytes / (peaks.hbm_tbps * 1e12)
     return max(compute, traffic)
 
 
@@ -130,7 +153,7 @@ def regime(shape: Shape, gpu: str = "h100") -> str:
     or compute-bound 'large', from the roofline of the GPU (H100 figures when unknown)."""
     peaks = GPU_PEAKS.get(gpu, GPU_PEAKS["h100"])
     compute = shape.flops / (peaks.tflops * 1e12)
-    traffic = 2 * (shape.m * shape.k + shape.k * shape.n + shape.m * shape.n) / (peaks.hbm_tbps * 1e12)
+    traffic = shape.bytes / (peaks.hbm_tbps * 1e12)
     if max(compute, traffic) < 5e-6:
         return "tiny"
     if traffic >= compute:

@@ -375,7 +375,7 @@ class Store:
             )
         from cuda_l2_explorer.db import views
 
-        for statement in views.DERIVED_VIEWS:
+        for statement in (*views.DERIVED_VIEWS, *views.FINDINGS_VIEWS):
             self.con.execute(statement)
 
     # ---------------------------------------------------------------- access

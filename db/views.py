@@ -14,6 +14,8 @@ files carry no spread, so there any ratio above 1.000 counts as a win.
 
 from __future__ import annotations
 
+from cuda_l2_explorer.db.shapes import L2_SPAN_FACTOR, L2_SPAN_FLAG, MAX_ROTATION_SETS
+
 BASELINES: tuple[str, ...] = (
     "torch.matmul",
     "cuBLAS-tn",
@@ -125,4 +127,47 @@ DERIVED_VIEWS: list[str] = [
                x.speedup, x.outcome, 'measured', x.run_id, x.kernel_s, x.baseline_s, x.metric,
                x.speedup_lo, x.speedup_hi, r.harness
         FROM measured_long x JOIN all_kernel_sets s USING (set_id) JOIN run_harness r USING (run_id)""",
+]
+
+# SPEC §7 cold L2, per config of a cold-labelled measured run: how many times the rotating input
+# sets span the L2 (db.shapes.l2_span) and how much of that one call's pass reads and writes (A,
+# the layout of B it reads, C). The worker records ``l2_span`` in the config's details; older
+# rows are derived from the ``rotation_sets`` and ``bytes_per_set`` they recorded or, lacking
+# them, from the harness's rule (protocol.rotation_sets: as many sets as span 2x the L2, at most
+# MAX_ROTATION_SETS; the free memory, unknown here, binds only for sets of gigabytes).
+# ``findings``: the audit's findings, plus L2_SPAN_FLAG on each config spanning less than 2x (for
+# every implementation: they share the inputs); the browse table and the kernel view show them.
+_SET_BYTES = "2 * (c.m * c.k + 2 * c.k * c.n + c.m * c.n)"
+_CALL_BYTES = "2 * (c.m * c.k + c.k * c.n + c.m * c.n)"
+FINDINGS_VIEWS: list[str] = [
+    f"""CREATE OR REPLACE TEMP VIEW l2_span AS
+        WITH cold AS (
+            SELECT run_id, l2_bytes FROM all_runs
+            WHERE kind IN ('bench', 'tune') AND l2_bytes > 0
+              AND coalesce(json_extract_string(params, '$.l2'), 'cold') = 'cold'
+        ),
+        configs AS (
+            SELECT c.run_id, c.m, c.n, c.k, r.l2_bytes, {_CALL_BYTES} AS call_bytes,
+                   TRY_CAST(json_extract_string(c.details, '$.l2_span') AS DOUBLE) AS recorded,
+                   TRY_CAST(json_extract_string(c.details, '$.rotation_sets') AS INTEGER) AS sets,
+                   coalesce(TRY_CAST(json_extract_string(c.details, '$.bytes_per_set') AS BIGINT),
+                            {_SET_BYTES}) AS set_bytes,
+                   least({MAX_ROTATION_SETS}, greatest(2, ceil({L2_SPAN_FACTOR} * r.l2_bytes / set_bytes)))
+                       ::INTEGER AS rule_sets
+            FROM all_run_configs c JOIN cold r USING (run_id)
+        )
+        SELECT run_id, m, n, k, l2_bytes, set_bytes, call_bytes, sets IS NULL AS derived,
+               coalesce(sets, rule_sets) AS rotation_sets,
+               coalesce(recorded, coalesce(sets, rule_sets) * set_bytes / l2_bytes) AS l2_span
+        FROM configs""",
+    f"""CREATE OR REPLACE TEMP VIEW findings AS
+        SELECT run_id, m, n, k, implementation, finding, detail FROM all_audit_findings
+        UNION ALL
+        SELECT run_id, m, n, k, 'all', '{L2_SPAN_FLAG}',
+               printf('the %d rotating input sets span %.2fx the L2 (%.1f of %.0f MiB; a call''s pass '
+                      || 'over them reads and writes %.1f MiB); cold L2 wants {L2_SPAN_FACTOR:g}x%s',
+                      rotation_sets, l2_span, l2_span * l2_bytes / 1048576, l2_bytes / 1048576,
+                      rotation_sets * call_bytes / 1048576,
+                      CASE WHEN derived THEN ' (set count from the harness rule, not recorded)' ELSE '' END)
+        FROM l2_span WHERE l2_span < {L2_SPAN_FACTOR}""",
 ]

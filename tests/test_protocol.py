@@ -97,9 +97,9 @@ class FakeBackend:
         calls = units * self.per_unit
         return self.per_call[impl] * calls, self.per_call[impl] * calls + 5e-6
 
-    def single_call(self, impl):
-        self.log.append(("single", impl, 1))
-        return self.per_call[impl], self.per_call[impl] + 2e-5
+    def host_latency(self, impl):
+        self.log.append(("host", impl, 1))
+        return self.per_call[impl] + 2e-5
 
     def isolated_call(self, impl):
         self.log.append(("isolated", impl, 1))
@@ -149,7 +149,7 @@ def test_server_measurement_sleeps_before_every_call():
     assert result["torch.matmul"].isolated == [pytest.approx(2.3e-5)] * 10
     assert result["kernel"].host == [pytest.approx(3e-5)] * 10
     timed = [kind for kind, _impl, _calls in backend.log if kind != "offline"]
-    assert timed == ["single", "isolated"] * 20  # one pair per arrival
+    assert timed == ["host", "isolated"] * 20  # one pair per arrival
 
 
 def test_long_samples_are_capped_by_the_budget_and_spread_over_rounds():

@@ -291,37 +291,3 @@ def test_built_library_host_abi(tmp_path: Path) -> None:
     with pytest.raises(TunerError) as exc:
         kern(1 << 20, (1 << 20) + 8, 1 << 20, 64, 64, 64)
     assert exc.value.status == L2X_CANNOT_IMPLEMENT  # B not 16-byte aligned
-
-
-# ---------------------------------------------------------------------------- measurement report
-
-
-def test_bench_report_tables() -> None:
-    from cuda_l2_explorer.tuner.tiny_bench import best_per_split, markdown
-
-    meta = {
-        "a|s=1": {"family": "ours", "kernel": "tiny_a", "variant": (0, 1, 0, 1)},
-        "b|s=1": {"family": "ours", "kernel": "tiny_b", "variant": (0, 1, 0, 1)},
-        "a|s=4": {"family": "ours", "kernel": "tiny_a", "variant": (0, 1, 2, 4)},
-        "cuBLASLt-nn-0": {"family": "cuBLASLt"},
-    }
-    shape = {
-        "stage1_median_us": {"a|s=1": 3.0, "b|s=1": 2.5, "a|s=4": 4.0, "cuBLASLt-nn-0": 2.7},
-        "meta": meta,
-        "summary": {
-            "shape": "64x64x16384",
-            "floor_us": 0.9,
-            "best_ours": ["b|s=1", 2.5],
-            "best_lt": ["cuBLASLt-nn-0", 2.7],
-            "lt_heuristic": ["cuBLASLt-nn-0", 2.7],
-            "torch_us": 2.8,
-            "speedup_vs_best_lt": 2.7 / 2.5,
-            "speedup_vs_lt_heuristic": 2.7 / 2.5,
-            "eager_best_ours_us": 9.0,
-            "eager_lt_heuristic_us": None,
-        },
-    }
-    assert best_per_split(shape) == {1: (2.5, "tiny_b"), 4: (4.0, "tiny_a")}
-    md = markdown({"device": {"gpu_name": "H200"}, "shapes": [shape]})
-    assert "| 64x64x16384 | 0.90 | 2.50 | b|s=1 | 2.70 | 2.70 | 2.80 | 1.08 | 1.08 | 9.00 | nan |" in md
-    assert "| 64x64x16384 | 2.50 | 4.00 |" in md

@@ -50,8 +50,8 @@ class GraphBackend:
 
     ``offline_sample(name, units)`` replays the graph ``units`` times; ``calls_per_unit(name)``
     says how many calls one unit holds (the graph's calls, or 1 for an eager fallback).
-    ``single_call`` is always one eager call between events on an idle GPU: the isolated-call
-    latency (device, events' floor included) and the host latency (to the end of a synchronize).
+    ``isolated_call`` and ``host_latency`` are always one eager call on an idle GPU (the eager
+    backend's): the isolated call between events, the host latency to the end of a synchronize.
     """
 
     def __init__(self, torch: Any, impls: Any, eager: Any, floor_s: float = 0.0) -> None:
@@ -119,8 +119,8 @@ class GraphBackend:
         host = time.perf_counter() - t0
         return self.start.elapsed_time(self.end) / 1e3, host
 
-    def single_call(self, name: str) -> tuple[float, float]:
-        return self.eager.single_call(name)
+    def host_latency(self, name: str) -> float:
+        return self.eager.host_latency(name)
 
     def isolated_call(self, name: str) -> float:
         return self.eager.isolated_call(name)

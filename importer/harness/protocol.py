@@ -14,6 +14,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from cuda_l2_explorer.db.shapes import L2_SPAN_FACTOR, MAX_ROTATION_SETS
+
 # Recorded with every run; bump when how a figure is measured changes.
 # 2: the launcher audit runs after the timing, and CUPTI is torn down after it.
 # 3: offline device time is CUDA-graph replay (R calls in one graph), not R calls issued from
@@ -76,14 +78,16 @@ def rotation_sets(
     l2_bytes: int,
     free_bytes: int,
     *,
-    factor: float = 2.0,
+    factor: float = L2_SPAN_FACTOR,
     memory_fraction: float = 0.5,
-    max_sets: int = 64,
+    max_sets: int = MAX_ROTATION_SETS,
 ) -> int:
     """Input sets to rotate among so one pass spans >= ``factor`` x L2 (cold L2 by default).
 
     Never more than ``memory_fraction`` of the free device memory: a 16384^3 problem gets as
-    many sets as fit (at least one), instead of running out of memory.
+    many sets as fit (at least one), instead of running out of memory. Never more than
+    ``max_sets`` either: sets under ``factor`` x L2 / ``max_sets`` bytes span less, and their
+    rows say so (db.shapes.L2_SPAN_FLAG).
     """
     if bytes_per_set <= 0:
         raise ValueError("bytes_per_set must be positive")
@@ -130,8 +134,8 @@ class Backend(Protocol):
         """Run ``units`` units back to back between two events; (device s, host s) in total."""
         ...
 
-    def single_call(self, impl: str) -> tuple[float, float]:
-        """One call: (device s from events, host s from the call to the end of a synchronize)."""
+    def host_latency(self, impl: str) -> float:
+        """One call on an idle GPU, wall clock from the call to the end of a synchronize (s)."""
         ...
 
     def isolated_call(self, impl: str) -> float:
@@ -253,10 +257,10 @@ def measure(
                 if index in latency_rounds[name]:
                     slot.isolated.append(backend.isolated_call(name))
                     # Host latency as the reference measured it: one call, then synchronize.
-                    slot.host.append(backend.single_call(name)[1])
+                    slot.host.append(backend.host_latency(name))
             else:
                 backend.sleep(next(gaps))
-                slot.host.append(backend.single_call(name)[1])
+                slot.host.append(backend.host_latency(name))
                 slot.isolated.append(backend.isolated_call(name))
         if on_round is not None:
             on_round(index + 1, len(orders))

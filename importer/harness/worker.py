@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from cuda_l2_explorer.db.shapes import Shape, floor_seconds
+from cuda_l2_explorer.db.shapes import Shape, floor_seconds, l2_span
 from cuda_l2_explorer.importer.harness import messages
 from cuda_l2_explorer.importer.harness.audit import audit, capture_blockers
 from cuda_l2_explorer.importer.harness.device import device_info, gpu_label, sm_clock_mhz
@@ -83,10 +83,9 @@ class Inputs:
 
 
 def bytes_per_set(m: int, n: int, k: int, pad_shape: tuple[int, int, int] | None) -> int:
-    size = 2 * (m * k + 2 * k * n + m * n)
+    size = Shape(m, n, k).input_set_bytes
     if pad_shape is not None:
-        pm, pn, pk = pad_shape
-        size += 2 * (pm * pk + 2 * pk * pn + pm * pn)
+        size += Shape(*pad_shape).input_set_bytes
     return size
 
 
@@ -172,7 +171,7 @@ class TorchBackend:
 
     Its offline samples time the rate at which Python issues calls whenever a call is shorter
     than the issue cost (harness 2's method, kept for ``timing="eager"`` and for launchers that
-    cannot be captured); its single calls are the isolated-call and host latencies.
+    cannot be captured); ``isolated_call`` and ``host_latency`` time one call each.
     """
 
     def __init__(self, torch, impls: Implementations) -> None:
@@ -200,17 +199,16 @@ class TorchBackend:
         host = time.perf_counter() - t0
         return self.start.elapsed_time(self.end) / 1e3, host
 
-    def single_call(self, impl: str) -> tuple[float, float]:
+    def host_latency(self, impl: str) -> float:
+        """What the reference system measured: one call on an idle GPU, from the Python call to
+        the end of a synchronize (launch, launcher and kernel; no event is recorded inside)."""
         s = self.impls.inputs.next(impl)
         fn = self.impls.fns[impl]
         self.torch.cuda.synchronize()
-        self.start.record()
         t0 = time.perf_counter()
         fn(s)
-        self.end.record()
         self.torch.cuda.synchronize()
-        host = time.perf_counter() - t0
-        return self.start.elapsed_time(self.end) / 1e3, host
+        return time.perf_counter() - t0
 
     def isolated_call(self, impl: str) -> float:
         """One call between two events with the host's issue time kept out, as nvbench's
@@ -662,6 +660,9 @@ def run_config(
         )
     torch.cuda.synchronize()
     info = {"rotation_sets": count, "bytes_per_set": per_set, "autotune": tuning, "timing": settings.timing}
+    # SPEC §7 cold L2 wants the sets to span >= 2x the L2; the set cap leaves small shapes below
+    # (db.views flags them). Warm-L2 runs rotate over one set and say so in every row.
+    info["l2_span"] = round(l2_span(count, per_set, l2), 4)
     info["sm_clock_after_timing_mhz"] = sm_clock
     if isinstance(backend, GraphBackend):
         info["calls_per_graph"] = backend.calls_per_graph

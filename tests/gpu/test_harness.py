@@ -4,6 +4,7 @@ torch.matmul. One offline run over every planted config, one short server run, o
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -168,6 +169,22 @@ def test_provenance_is_recorded(offline_db):
     gpu, _name, sms, l2, driver, cuda, cublas, torch_version, status, c0, c1, cmd = row
     assert gpu in ("h100", "h200") and sms > 0 and l2 > 0 and driver and cuda and cublas and torch_version
     assert status == "complete" and c0 and c1 and "bench" in cmd
+
+
+def test_l2_span_is_recorded(offline_db):
+    """Each config's details say how many times its rotating input sets span the L2 (SPEC §7
+    cold L2 wants 2x; the 64-set cap leaves 64^3 far below, and the store flags it)."""
+    rows = _rows(
+        offline_db,
+        "SELECT c.m, c.n, c.k, c.details, r.l2_bytes FROM run_configs c JOIN runs r USING (run_id) "
+        "WHERE c.status = 'done'",
+    )
+    spans = {}
+    for m, n, k, details, l2 in rows:
+        d = json.loads(details)
+        assert d["l2_span"] == pytest.approx(d["rotation_sets"] * d["bytes_per_set"] / l2, rel=1e-3)
+        spans[m, n, k] = d["l2_span"]
+    assert spans[64, 64, 64] < 2
 
 
 def test_server_mode(tmp_path):
