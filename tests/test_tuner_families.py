@@ -70,14 +70,12 @@ def test_size_limits_are_data_the_c_code_checks_too() -> None:
 def test_family_flags_drive_the_checks_that_read_them() -> None:
     sm90, tiny = FAMILIES["cutlass_sm90"], FAMILIES["sm90_mma_tiny"]
     assert sm90.needs_cutlass and not tiny.needs_cutlass
-    assert tiny.zeroed_workspace and native.needs_zeroed_workspace(TinyConfig(64, 64).to_dict())
-    assert not native.needs_zeroed_workspace(KernelConfig(128, 128).to_dict())
     streamk = KernelConfig(128, 128, scheduler="streamk").to_dict()
     assert sm90.decompositions(streamk) == (0, 1, 2, 3)
     assert sm90.decompositions(KernelConfig(128, 128).to_dict()) == (0, 1)
     assert tiny.decompositions(TinyConfig(64, 64).to_dict()) == (0, 1, 2)
     # the tiny family sweeps split-K, never raster or swizzle
-    variants = native.variants_for(TinyConfig(64, 64).to_dict())
+    variants = search_space.variants_for(64, 64, 16384, TinyConfig(64, 64).to_dict(), 132)
     assert all(v.raster == 0 and v.swizzle == 1 for v in variants)
     assert max(v.splits for v in variants) <= tiny.max_splits
     # the search keeps no candidate for a shape no family supports

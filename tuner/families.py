@@ -50,7 +50,6 @@ class Family:
     sweeps_raster: bool = True  # raster order and swizzle change what it does
     decompositions: Callable[[Mapping[str, Any]], tuple[int, ...]] = lambda params: _DATA_PARALLEL
     max_splits: int | None = None  # split-K bound it enforces (None: its scheduler decides)
-    zeroed_workspace: bool = False  # the workspace holds state: zero it once, never share it
     abi_version: int = ABI_VERSION
     statuses: Mapping[int, str] = field(default_factory=lambda: dict(STATUS_NAMES))
 
@@ -107,12 +106,11 @@ FAMILIES: dict[str, Family] = {
             render_tu=tiny.render_tu,
             sources=(tiny.PREAMBLE, tiny.KERNEL_TEMPLATE),
             needs_cutlass=False,
-            size_limits="M up to 65535 tiles (grid y); A, B, C and the workspace 16-byte aligned",
+            size_limits="M up to 65535 tiles (grid y); A, B and C 16-byte aligned",
             max_m_tiles=tiny.MAX_M_TILES,
             sweeps_raster=False,
             decompositions=lambda params: (*_DATA_PARALLEL, _SPLIT_K),
             max_splits=tiny.MAX_SPLITS,
-            zeroed_workspace=True,
         ),
     )
 }

@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 from cuda_l2_explorer.tuner.abi import ABI_VERSION, L2X_CANNOT_IMPLEMENT, L2X_OK, STATUS_NAMES  # noqa: F401  (re-exported)
-from cuda_l2_explorer.tuner.families import family_of
 from cuda_l2_explorer.tuner.tiny import TINY_FAMILY  # noqa: F401  (re-exported: the harness picks it)
 
 RASTER = {"heuristic": 0, "along_m": 1, "along_n": 2}
@@ -167,28 +166,3 @@ class TunerLibrary:
 
     def __len__(self) -> int:
         return len(self.kernels)
-
-
-TINY_SPLITS: tuple[int, ...] = (2, 4, 8, 16)
-
-
-def needs_zeroed_workspace(params: dict[str, Any]) -> bool:
-    """Whether the kernel keeps state in its workspace (tiny split-K: per-tile tickets): zero it
-    before the first call, every call leaves it zero; it must not be shared with kernels leaving
-    other data there."""
-    return family_of(params).zeroed_workspace
-
-
-def variants_for(params: dict[str, Any]) -> list[Variant]:
-    """A first sweep of runtime variants for a kernel (raster x swizzle; decompositions if stream-K).
-
-    A family that ignores raster and swizzle (tiny): data parallel, then split-K over each split count.
-    """
-    if not family_of(params).sweeps_raster:
-        return [Variant(), *(Variant(0, 1, DECOMPOSITION["splitk"], s) for s in TINY_SPLITS)]
-    out = [Variant(r, s) for r in (1, 2) for s in (1, 2, 4, 8)]
-    out.insert(0, Variant())
-    if params.get("scheduler") == "streamk":
-        out += [Variant(0, 1, 3), Variant(0, 1, 1)]
-        out += [Variant(0, 1, 2, s) for s in (2, 3, 4)]
-    return out
