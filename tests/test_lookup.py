@@ -369,6 +369,70 @@ def test_lookup_through_the_cli(cli, loaded_db):
     )
 
 
+def test_lookup_rows_carry_the_speedups_views_figures():
+    """The narrow lookup query gives each row the figures of the ``speedups`` view (the bundled
+    dataset: measured device times and published ratios), ties between equally fast baselines
+    going to the first name."""
+    from cuda_l2_explorer.db import reads
+    from cuda_l2_explorer.db.store import Store
+
+    with Store.open(None, read_only=True, with_bundled=True) as store:
+        rows = reads.lookup_rows(store, reads.Filters())
+        view = store.con.execute(
+            "SELECT set_id, gpu, mode, source, m, n, k, run_id, min(speedup), arg_min(baseline, speedup), "
+            "max(speedup) FILTER (WHERE baseline = 'best-baseline'), "
+            "max(outcome) FILTER (WHERE baseline = 'best-baseline'), "
+            "max(kernel_s) FILTER (WHERE baseline = 'best-baseline'), "
+            "max(baseline_s) FILTER (WHERE baseline = 'best-baseline') "
+            "FROM speedups WHERE baseline NOT LIKE '%-max' AND baseline <> 'best-baseline' OR "
+            "baseline = 'best-baseline' GROUP BY ALL"
+        ).fetchall()
+        baselines = store.con.execute(
+            "SELECT run_id, m, n, k, implementation, median FROM measured_times "
+            "WHERE implementation <> 'kernel' AND NOT padded"
+        ).fetchall()
+    expected = {row[:8]: row[8:] for row in view}
+    assert len(rows) == len(expected) > 2000
+    sources = set()
+    for r in rows:
+        key = tuple(r[c] for c in ("set_id", "gpu", "mode", "source", "m", "n", "k", "run_id"))
+        best, _, speedup, outcome, kernel_s, baseline_s = expected[key]
+        assert r["speedup_best"] == pytest.approx(speedup) == pytest.approx(best)
+        assert (r["outcome"], r["kernel_s"], r["best_baseline_s"]) == (outcome, kernel_s, baseline_s)
+        sources.add(r["source"])
+    assert sources == {"measured", "published"}
+    fastest: dict[tuple, list] = {}
+    for run, m, n, k, name, median in baselines:
+        fastest.setdefault((run, m, n, k), []).append((median, name))
+    by_config = {(r["run_id"], r["m"], r["n"], r["k"]): r["best_baseline"] for r in rows}
+    tied = 0
+    for config, times in fastest.items():
+        best = min(times)
+        tied += sum(median == best[0] for median, _ in times) > 1
+        assert by_config[config] == best[1]
+    assert tied, "the bundled dataset has baselines tied on the median"
+
+
+def test_lookup_reads_only_the_views_it_needs():
+    """``lookup`` opens the store with lazy views: the five tables it reads, no derived view, and
+    the same answer as a store with every view."""
+    from cuda_l2_explorer.db import reads
+    from cuda_l2_explorer.db.store import Store
+    from cuda_l2_explorer.engine.lookup import lookup, open_lookup_store
+
+    query = Shape(1000, 1000, 1000)
+    with Store.open(None, read_only=True, with_bundled=True) as store:
+        full = lookup(store, query, gpu="h100", machine_gpu=None).to_json()
+    with open_lookup_store(None, with_bundled=True) as store:
+        lazy = lookup(store, query, gpu="h100", machine_gpu=None).to_json()
+        made = {
+            r[0] for r in store.con.execute("SELECT view_name FROM duckdb_views() WHERE temporary").fetchall()
+        }
+    assert lazy == full and lazy["candidates"]
+    assert {f"all_{t}" for t in reads.LOOKUP_TABLES} <= made
+    assert not made & {"speedups", "measured_times", "all_samples", "all_search_log"}
+
+
 def _few_rows(name: str, folder, configs=("64_64_64", "4096_16384_4096", "8192_16384_8192")):
     """The upstream CSV ``name`` cut to a few configs (a whole file takes seconds to import)."""
     lines = open(os.path.join(UPSTREAM, name)).read().splitlines()
