@@ -513,14 +513,19 @@ def _tuned_set_measured(store, measured: dict) -> None:
     store.insert_rows("measurements", columns, rows)
 
 
-def test_calibration_sets_each_tuned_config_beside_what_lookup_predicts_without_it(db_path):
+def test_calibration_sets_each_tuned_config_beside_what_lookup_predicts_without_it(cli, db_path, tmp_path):
+    """Each prediction comes from the other measured rows (device time, as the measurement), never
+    from a published ratio (the reference system's host timing), even one that covers the shape."""
     from cuda_l2_explorer.db.store import Store
     from cuda_l2_explorer.engine.lookup import calibration
 
+    published = _few_rows("cuda_l2_h100_F32F16F16F32_speedup_offline.csv", tmp_path, ("8192_8192_8192",))
+    assert cli("--db", db_path, "-q", "import-results", published).code == 0
     measured = {
         (1024, 1024, 1024): (10.0, 12.0),
         (1024, 1024, 2048): (20.0, 21.0),
         (4096, 4096, 4096): (50.0, 45.0),
+        (8192, 8192, 4096): (100.0, 80.0),
     }
     with Store.open(db_path) as store, store.transaction():
         _tuned_set_measured(store, measured)
@@ -528,16 +533,21 @@ def test_calibration_sets_each_tuned_config_beside_what_lookup_predicts_without_
         report = calibration(store)
         just_one = calibration(store, shapes=[Shape(1024, 1024, 1024)])
     by_shape = {str(p.shape): p for p in report.points}
-    assert set(by_shape) == {"1024_1024_1024", "1024_1024_2048", "4096_4096_4096"}
+    assert set(by_shape) == {"1024_1024_1024", "1024_1024_2048", "4096_4096_4096", "8192_8192_4096"}
+    # The published 8192^3 covers these two, but their predictions come from each other's rows.
+    assert by_shape["4096_4096_4096"].predicted.speedup == pytest.approx(0.8)
+    assert by_shape["8192_8192_4096"].predicted.speedup == pytest.approx(0.9)
     point = by_shape["1024_1024_1024"]  # predicted from its nearest other config, 1024_1024_2048
     assert point.predicted.speedup == pytest.approx(21 / 20) and point.measured == pytest.approx(1.2)
     assert "tuned/h100_F32F16F16F32 1024_1024_2048 (nearest)" in point.predicted_from and not point.inside
-    assert point.text().startswith("1024_1024_1024 on h100 offline: lookup predicted 1.050x [1.029-1.071]")
+    assert all(p.metric == "device_time" and "cuda-l2" not in p.predicted_from for p in report.points)
+    assert point.text().startswith(
+        "1024_1024_1024 on h100 offline, device_time ratios: lookup predicted 1.050x [1.029-1.071]"
+    )
     assert point.text().endswith("measured 1.200x [1.176-1.224] (outside the prediction)")
-    ratios = [1.2 / 1.05, (21 / 20) / 1.2, 0.9 / 1.05]  # 4096^3's nearest is 1024_1024_2048 too
-    geomean = (ratios[0] * ratios[1] * ratios[2]) ** (1 / 3)
+    ratios = [1.2 / 1.05, 1.05 / 1.2, 0.9 / 0.8, 0.8 / 0.9]
     assert report.summary() == (
-        f"predictor calibration over 3 tuned config(s): measured/predicted geomean {geomean:.3f} "
-        f"(from {min(ratios):.3f} to {max(ratios):.3f}), 0 of 3 inside the predicted interval"
+        "predictor calibration over 4 tuned config(s), device_time ratios: measured/predicted geomean "
+        f"1.000 (from {min(ratios):.3f} to {max(ratios):.3f}), 0 of 4 inside the predicted interval"
     )
     assert [str(p.shape) for p in just_one.points] == ["1024_1024_1024"]
