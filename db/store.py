@@ -179,6 +179,14 @@ class Store:
         self.path = path
         self.read_only = read_only
         self.bundled_dir: Path | None = None
+        # The views made so far: ``all_<table>`` per table (with its own_/bundled_ layers) and the
+        # derived ones (db.views), each made once, when open asks for it or a read first needs it.
+        self._bundled_tables: dict[str, Path] = {}
+        self._table_schema: dict[str, list[tuple[str, str]]] | None = None
+        self._stored_schema: dict[str, list[tuple[str, str]]] = {}
+        self._own_viewed: set[str] = set()
+        self._viewed: set[str] = set()
+        self._derived = False
 
     # ----------------------------------------------------------------- opening
     @classmethod
@@ -190,12 +198,16 @@ class Store:
         with_bundled: bool | None = None,
         bundled_dir: Path | None = None,
         views: bool = True,
+        lazy_views: bool = False,
     ) -> Store:
         """Open (creating and migrating when writable) the store at ``path``.
 
         ``read_only`` opens never write: a store that does not exist yet is replaced by an empty
         in-memory one, so browsing the bundled dataset needs no writable disk, and a store of an
         older schema is read through without being migrated.
+        ``lazy_views``: make no view now; each read makes the ``all_<table>`` views it needs
+        (:meth:`use_tables`), so a command that reads a few tables (lookup) does not pay for
+        binding every view over the bundled dataset.
         """
         target = Path(path).expanduser() if path is not None else default_store_path()
         if with_bundled is None:
@@ -220,9 +232,11 @@ class Store:
         if not views:  # a writer's short session (one benchmark commit) reads nothing
             return store
         if with_bundled:
-            store._attach_bundled(bundled_dir or bundled_dataset.default_dir())
-        else:
-            store._create_views(bundled_tables={})
+            directory = bundled_dir or bundled_dataset.default_dir()
+            store._bundled_tables = bundled_dataset.table_files(directory)
+            store.bundled_dir = directory if store._bundled_tables else None
+        if not lazy_views:
+            store.use_derived_views()
         return store
 
     @staticmethod
@@ -299,11 +313,6 @@ class Store:
                 )
 
     # ------------------------------------------------------- bundled dataset
-    def _attach_bundled(self, directory: Path) -> None:
-        tables = bundled_dataset.table_files(directory)
-        self.bundled_dir = directory if tables else None
-        self._create_views(bundled_tables=tables)
-
     def _schema(self) -> dict[str, list[tuple[str, str]]]:
         """{table: [(column, type), ...]} of the main schema, in one catalog query."""
         rows = self.con.execute(
@@ -316,45 +325,59 @@ class Store:
             schema.setdefault(table, []).append((column, dtype))
         return schema
 
-    def _create_own_views(self) -> dict[str, list[tuple[str, str]]]:
-        """``own_<table>`` views of the user's rows in the current schema; returns that schema.
+    def _columns(self, table: str) -> list[tuple[str, str]]:
+        """(column, type) of ``table`` in the current schema (what every view of it shows)."""
+        if self._table_schema is None:
+            self._stored_schema = self._schema()
+            # A store at this version has the current schema: building it in memory again (a second
+            # connection and every migration) would cost a read command a third of its time.
+            current = self._stored_version() == SCHEMA_VERSION
+            self._table_schema = self._stored_schema if current else _current_schema()
+        return self._table_schema[table]
+
+    def _create_own_view(self, table: str) -> None:
+        """``own_<table>``: the user's rows of ``table`` in the current schema.
 
         A store of the current version reads its tables as they are. An older one, opened
         read-only and so not migrated, reads columns and tables of later migrations as NULL/empty.
         """
-        stored = self._schema()
-        # A store at this version has the current schema: building it in memory again (a second
-        # connection and every migration) would cost a read command a third of its time.
-        current = stored if self._stored_version() == SCHEMA_VERSION else _current_schema()
-        for table in DATA_TABLES:
-            present = dict(stored.get(table, []))
-            select = ", ".join(c if c in present else f"NULL::{t} AS {c}" for c, t in current[table])
-            source = f"FROM main.{table}" if present else "LIMIT 0"
-            self.con.execute(f"CREATE OR REPLACE TEMP VIEW own_{table} AS SELECT {select} {source}")
-        return current
+        columns = self._columns(table)
+        present = dict(self._stored_schema.get(table, []))
+        select = ", ".join(c if c in present else f"NULL::{t} AS {c}" for c, t in columns)
+        source = f"FROM main.{table}" if present else "LIMIT 0"
+        self.con.execute(f"CREATE OR REPLACE TEMP VIEW own_{table} AS SELECT {select} {source}")
 
-    def _create_views(self, bundled_tables: dict[str, Path]) -> None:
-        """``all_<table>`` views: the user's rows plus the visible bundled rows."""
-        schema = self._create_own_views()
-        for table in DATA_TABLES:
-            columns = [c for c, _ in schema[table]]
-            types = dict(schema[table])
+    def _create_bundled_view(self, table: str) -> None:
+        """``bundled_<table>``: the bundled dataset's rows (none without it) in the current schema."""
+        columns = [c for c, _ in self._columns(table)]
+        parquet = self._bundled_tables.get(table)
+        if parquet is None:
             own = f"SELECT {', '.join(columns)} FROM own_{table}"
-            parquet = bundled_tables.get(table)
-            if parquet is None:
-                self.con.execute(f"CREATE OR REPLACE TEMP VIEW bundled_{table} AS {own} LIMIT 0")
-            else:
-                present = {
-                    r[0]
-                    for r in self.con.execute("SELECT name FROM parquet_schema(?)", [str(parquet)]).fetchall()
-                }
-                # Columns added by later migrations read as NULL from an older bundle.
-                select = ", ".join(c if c in present else f"NULL::{types[c]} AS {c}" for c in columns)
-                path_literal = sql_literal(str(parquet))
-                self.con.execute(
-                    f"CREATE OR REPLACE TEMP VIEW bundled_{table} AS "
-                    f"SELECT {select} FROM read_parquet({path_literal})"
-                )
+            self.con.execute(f"CREATE OR REPLACE TEMP VIEW bundled_{table} AS {own} LIMIT 0")
+            return
+        types = dict(self._columns(table))
+        present = {
+            r[0] for r in self.con.execute("SELECT name FROM parquet_schema(?)", [str(parquet)]).fetchall()
+        }
+        # Columns added by later migrations read as NULL from an older bundle.
+        select = ", ".join(c if c in present else f"NULL::{types[c]} AS {c}" for c in columns)
+        self.con.execute(
+            f"CREATE OR REPLACE TEMP VIEW bundled_{table} AS "
+            f"SELECT {select} FROM read_parquet({sql_literal(str(parquet))})"
+        )
+
+    def use_tables(self, *tables: str) -> None:
+        """Make the ``all_<table>`` views of ``tables`` that are not made yet: the user's rows plus
+        the visible bundled rows (the user's own copy of a published set and mode hides the
+        bundled one)."""
+        missing = [t for t in tables if t not in self._viewed]
+        if not missing:
+            return
+        # The published rows' shadowing reads the user's published speedups.
+        own_needed = {*missing, "published_speedups"} & set(DATA_TABLES)
+        for table in sorted(own_needed - self._own_viewed):
+            self._create_own_view(table)
+            self._own_viewed.add(table)
         shadowed_published = (
             "EXISTS (SELECT 1 FROM own_published_speedups p WHERE p.set_id = b.set_id AND p.mode = b.mode)"
         )
@@ -365,18 +388,29 @@ class Store:
             "runs": f"NOT (b.kind = 'published' AND {shadowed_published})",
             "published_speedups": f"NOT {shadowed_published}",
         }
-        for table in DATA_TABLES:
-            columns = ", ".join(c for c, _ in schema[table])
+        for table in missing:
+            if table not in DATA_TABLES:
+                raise ValueError(f"no data table {table!r}")
+            self._create_bundled_view(table)
+            columns = ", ".join(c for c, _ in self._columns(table))
             where = shadow.get(table, "true")
             self.con.execute(
                 f"CREATE OR REPLACE TEMP VIEW all_{table} AS "
                 f"SELECT {columns}, false AS bundled FROM own_{table} "
                 f"UNION ALL SELECT {columns}, true AS bundled FROM bundled_{table} AS b WHERE {where}"
             )
+            self._viewed.add(table)
+
+    def use_derived_views(self) -> None:
+        """Make every ``all_<table>`` view and the derived views over them (db.views)."""
+        self.use_tables(*DATA_TABLES)
+        if self._derived:
+            return
         from cuda_l2_explorer.db import views
 
         for statement in (*views.DERIVED_VIEWS, *views.FINDINGS_VIEWS):
             self.con.execute(statement)
+        self._derived = True
 
     # ---------------------------------------------------------------- access
     @contextmanager

@@ -55,6 +55,25 @@ async def test_starts_fast_and_loads_in_a_worker(app_db):
         assert app.query_one(ConfigsPane).frame.height == 2
 
 
+async def test_what_the_app_holds_after_loading_is_out_of_the_collectors_full_passes(app_db):
+    """After the first load the app freezes what it holds (a full collection walked it all and
+    stalled a key every few seconds for 35-45 ms), and unfreezes it when it closes, so that the
+    interpreter's exit frees it. The snapshot reads the selections off the headline stats: the
+    same selections, in the same order, as the query of their own."""
+    import gc
+
+    from cuda_l2_explorer.app.data import DataSource
+
+    gc.unfreeze()
+    app = ExplorerApp(app_db, with_bundled=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await _ready(pilot)
+        assert gc.get_freeze_count() > 0
+    assert gc.get_freeze_count() == 0
+    source = DataSource(app_db, with_bundled=False)
+    assert source.snapshot(None).selections == source.selections() == app.selections
+
+
 def test_the_app_module_draws_before_polars_and_duckdb_load():
     """Importing the app (what happens before the first frame) leaves Polars, DuckDB and the engine
     to the first worker: about 0.2 s of imports off the way to the first paint."""

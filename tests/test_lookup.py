@@ -369,6 +369,85 @@ def test_lookup_through_the_cli(cli, loaded_db):
     )
 
 
+def test_lookup_rows_carry_the_speedups_views_figures():
+    """The narrow lookup query gives each row the figures of the ``speedups`` view (the bundled
+    dataset: measured device times and published ratios), and names the fastest baseline."""
+    from cuda_l2_explorer.db import reads
+    from cuda_l2_explorer.db.store import Store
+
+    with Store.open(None, read_only=True, with_bundled=True) as store:
+        rows = reads.lookup_rows(store, reads.Filters())
+        view = store.con.execute(
+            "SELECT set_id, gpu, mode, source, m, n, k, run_id, min(speedup), arg_min(baseline, speedup), "
+            "max(speedup) FILTER (WHERE baseline = 'best-baseline'), "
+            "max(outcome) FILTER (WHERE baseline = 'best-baseline'), "
+            "max(kernel_s) FILTER (WHERE baseline = 'best-baseline'), "
+            "max(baseline_s) FILTER (WHERE baseline = 'best-baseline') "
+            "FROM speedups WHERE baseline NOT LIKE '%-max' AND baseline <> 'best-baseline' OR "
+            "baseline = 'best-baseline' GROUP BY ALL"
+        ).fetchall()
+        baselines = store.con.execute(
+            "SELECT run_id, m, n, k, implementation, median FROM measured_times "
+            "WHERE implementation <> 'kernel' AND NOT padded"
+        ).fetchall()
+    expected = {row[:8]: row[8:] for row in view}
+    assert len(rows) == len(expected) > 2000
+    sources = set()
+    for r in rows:
+        key = tuple(r[c] for c in ("set_id", "gpu", "mode", "source", "m", "n", "k", "run_id"))
+        best, _, speedup, outcome, kernel_s, baseline_s = expected[key]
+        assert r["speedup_best"] == pytest.approx(speedup) == pytest.approx(best)
+        assert (r["outcome"], r["kernel_s"], r["best_baseline_s"]) == (outcome, kernel_s, baseline_s)
+        sources.add(r["source"])
+    assert sources == {"measured", "published"}
+    fastest: dict[tuple, list] = {}
+    for run, m, n, k, name, median in baselines:
+        fastest.setdefault((run, m, n, k), []).append((median, name))
+    by_config = {(r["run_id"], r["m"], r["n"], r["k"]): r["best_baseline"] for r in rows}
+    assert all(by_config[config] == min(times)[1] for config, times in fastest.items())
+
+
+def test_equally_fast_baselines_resolve_to_the_first_name(db_path):
+    """Two baselines with the same median: the best is named by the first name, the same every
+    time (an arbitrary pick named either, query by query)."""
+    from cuda_l2_explorer.db import reads
+    from cuda_l2_explorer.db.store import Store
+
+    configs = {(64 * i, 64, 64): (10.0, 8.0) for i in range(1, 9)}
+    with Store.open(db_path) as store, store.transaction():
+        _tuned_set_measured(store, configs)
+        tied = [
+            ("t1", m, n, k, "torch.matmul", "device_time", "s", 20, 8e-6, 7.9e-6, 8.1e-6, "ok")
+            for m, n, k in configs
+        ]
+        columns = "run_id m n k implementation metric unit n_samples median p10 p90 status".split()
+        store.insert_rows("measurements", columns, tied)
+    with Store.open(db_path, read_only=True, with_bundled=False) as store:
+        rows = reads.lookup_rows(store, reads.Filters())
+    assert len(rows) == len(configs)
+    assert {r["best_baseline"] for r in rows} == {"cuBLASLt-auto-tuning-tn"}  # before torch.matmul
+
+
+def test_lookup_reads_only_the_views_it_needs():
+    """``lookup`` opens the store with lazy views: the five tables it reads, no derived view, and
+    the same answer as a store with every view."""
+    from cuda_l2_explorer.db import reads
+    from cuda_l2_explorer.db.store import Store
+    from cuda_l2_explorer.engine.lookup import lookup, open_lookup_store
+
+    query = Shape(1000, 1000, 1000)
+    with Store.open(None, read_only=True, with_bundled=True) as store:
+        full = lookup(store, query, gpu="h100", machine_gpu=None).to_json()
+    with open_lookup_store(None, with_bundled=True) as store:
+        lazy = lookup(store, query, gpu="h100", machine_gpu=None).to_json()
+        made = {
+            r[0] for r in store.con.execute("SELECT view_name FROM duckdb_views() WHERE temporary").fetchall()
+        }
+    assert lazy == full and lazy["candidates"]
+    assert {f"all_{t}" for t in reads.LOOKUP_TABLES} <= made
+    assert not made & {"speedups", "measured_times", "all_samples", "all_search_log"}
+
+
 def _few_rows(name: str, folder, configs=("64_64_64", "4096_16384_4096", "8192_16384_8192")):
     """The upstream CSV ``name`` cut to a few configs (a whole file takes seconds to import)."""
     lines = open(os.path.join(UPSTREAM, name)).read().splitlines()
@@ -449,14 +528,19 @@ def _tuned_set_measured(store, measured: dict) -> None:
     store.insert_rows("measurements", columns, rows)
 
 
-def test_calibration_sets_each_tuned_config_beside_what_lookup_predicts_without_it(db_path):
+def test_calibration_sets_each_tuned_config_beside_what_lookup_predicts_without_it(cli, db_path, tmp_path):
+    """Each prediction comes from the other measured rows (device time, as the measurement), never
+    from a published ratio (the reference system's host timing), even one that covers the shape."""
     from cuda_l2_explorer.db.store import Store
     from cuda_l2_explorer.engine.lookup import calibration
 
+    published = _few_rows("cuda_l2_h100_F32F16F16F32_speedup_offline.csv", tmp_path, ("8192_8192_8192",))
+    assert cli("--db", db_path, "-q", "import-results", published).code == 0
     measured = {
         (1024, 1024, 1024): (10.0, 12.0),
         (1024, 1024, 2048): (20.0, 21.0),
         (4096, 4096, 4096): (50.0, 45.0),
+        (8192, 8192, 4096): (100.0, 80.0),
     }
     with Store.open(db_path) as store, store.transaction():
         _tuned_set_measured(store, measured)
@@ -464,16 +548,21 @@ def test_calibration_sets_each_tuned_config_beside_what_lookup_predicts_without_
         report = calibration(store)
         just_one = calibration(store, shapes=[Shape(1024, 1024, 1024)])
     by_shape = {str(p.shape): p for p in report.points}
-    assert set(by_shape) == {"1024_1024_1024", "1024_1024_2048", "4096_4096_4096"}
+    assert set(by_shape) == {"1024_1024_1024", "1024_1024_2048", "4096_4096_4096", "8192_8192_4096"}
+    # The published 8192^3 covers these two, but their predictions come from each other's rows.
+    assert by_shape["4096_4096_4096"].predicted.speedup == pytest.approx(0.8)
+    assert by_shape["8192_8192_4096"].predicted.speedup == pytest.approx(0.9)
     point = by_shape["1024_1024_1024"]  # predicted from its nearest other config, 1024_1024_2048
     assert point.predicted.speedup == pytest.approx(21 / 20) and point.measured == pytest.approx(1.2)
     assert "tuned/h100_F32F16F16F32 1024_1024_2048 (nearest)" in point.predicted_from and not point.inside
-    assert point.text().startswith("1024_1024_1024 on h100 offline: lookup predicted 1.050x [1.029-1.071]")
+    assert all(p.metric == "device_time" and "cuda-l2" not in p.predicted_from for p in report.points)
+    assert point.text().startswith(
+        "1024_1024_1024 on h100 offline, device_time ratios: lookup predicted 1.050x [1.029-1.071]"
+    )
     assert point.text().endswith("measured 1.200x [1.176-1.224] (outside the prediction)")
-    ratios = [1.2 / 1.05, (21 / 20) / 1.2, 0.9 / 1.05]  # 4096^3's nearest is 1024_1024_2048 too
-    geomean = (ratios[0] * ratios[1] * ratios[2]) ** (1 / 3)
+    ratios = [1.2 / 1.05, 1.05 / 1.2, 0.9 / 0.8, 0.8 / 0.9]
     assert report.summary() == (
-        f"predictor calibration over 3 tuned config(s): measured/predicted geomean {geomean:.3f} "
-        f"(from {min(ratios):.3f} to {max(ratios):.3f}), 0 of 3 inside the predicted interval"
+        "predictor calibration over 4 tuned config(s), device_time ratios: measured/predicted geomean "
+        f"1.000 (from {min(ratios):.3f} to {max(ratios):.3f}), 0 of 4 inside the predicted interval"
     )
     assert [str(p.shape) for p in just_one.points] == ["1024_1024_1024"]

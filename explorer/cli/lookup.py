@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from cuda_l2_explorer.cli.common import add_filters, add_format, open_store, say
+from cuda_l2_explorer.cli.common import add_filters, add_format, say, store_path, with_bundled
 from cuda_l2_explorer.db.errors import UsageError
 
 NAME = "lookup"
@@ -40,12 +40,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from cuda_l2_explorer.cli.output import emit
     from cuda_l2_explorer.db.shapes import parse_shape
-    from cuda_l2_explorer.engine.lookup import BASELINE, lookup
+    from cuda_l2_explorer.engine.lookup import BASELINE, lookup, open_lookup_store
 
     query = parse_shape(args.m, args.n, args.k)
     if args.limit <= 0:
         raise UsageError("--limit must be a positive integer")
-    with open_store(args) as store:
+    with open_lookup_store(store_path(args), with_bundled(args)) as store:
         result = lookup(
             store,
             query,

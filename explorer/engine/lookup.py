@@ -20,6 +20,7 @@ import functools
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
 from typing import Any
 
 from cuda_l2_explorer.db import reads
@@ -27,6 +28,7 @@ from cuda_l2_explorer.db.errors import UsageError
 from cuda_l2_explorer.db.reads import Filters, resolve_filters
 from cuda_l2_explorer.db.shapes import GRID_MAX, Shape
 from cuda_l2_explorer.db.store import Store
+from cuda_l2_explorer.db.views import HEADLINE_METRIC
 
 TIERS = ("exact", "covering", "nearest", "uncovered")
 BASELINE = "baseline"  # the tier (and set_id) of a "keep the baseline" entry
@@ -670,6 +672,12 @@ def scope_candidates(
     return candidates, filters, code, notes
 
 
+def open_lookup_store(db: Path | None, with_bundled: bool | None = None) -> Store:
+    """The store at ``db`` read-only, its views made as :func:`lookup` first reads them: lookup
+    reads five of the tables and none of the derived views, which cost a third of its time to make."""
+    return Store.open(db, read_only=True, with_bundled=with_bundled, lazy_views=True)
+
+
 def lookup(
     store: Store,
     query: Shape,
@@ -725,7 +733,8 @@ def detect_machine_gpu() -> str | None:
 
 @dataclass(frozen=True)
 class CalibrationPoint:
-    """One tuned config: what lookup predicts for it from every other row, and what was measured."""
+    """One tuned config: what lookup predicts for it from the other measured rows, and what was
+    measured; both ratios of the same metric (``metric``: device time offline)."""
 
     set_id: str
     shape: Shape
@@ -736,6 +745,7 @@ class CalibrationPoint:
     measured: float  # the tuned kernel's speedup over the best baseline there
     measured_low: float | None
     measured_high: float | None
+    metric: str = "device_time"
 
     @property
     def inside(self) -> bool:
@@ -747,8 +757,8 @@ class CalibrationPoint:
     def text(self) -> str:
         spread = "" if self.measured_low is None else f" [{self.measured_low:.3f}-{self.measured_high:.3f}]"
         return (
-            f"{self.shape} on {self.gpu} {self.mode}: lookup predicted {self.predicted.text()} from "
-            f"{self.predicted_from}; measured {self.measured:.3f}x{spread} "
+            f"{self.shape} on {self.gpu} {self.mode}, {self.metric} ratios: lookup predicted "
+            f"{self.predicted.text()} from {self.predicted_from}; measured {self.measured:.3f}x{spread} "
             f"({'inside' if self.inside else 'outside'} the prediction)"
         )
 
@@ -760,23 +770,33 @@ class Calibration:
     points: list[CalibrationPoint] = field(default_factory=list)
 
     def summary(self) -> str:
+        """One figure per metric: a ratio of one metric is never divided by another's."""
         scored = [p for p in self.points if p.predicted.speedup]
         if not scored:
             return "predictor calibration: no tuned config measured yet"
-        ratios = [p.measured / p.predicted.speedup for p in scored]  # type: ignore[operator]
-        geomean = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
-        inside = sum(p.inside for p in scored)
-        return (
-            f"predictor calibration over {len(scored)} tuned config(s): measured/predicted geomean "
-            f"{geomean:.3f} (from {min(ratios):.3f} to {max(ratios):.3f}), {inside} of {len(scored)} "
-            "inside the predicted interval"
-        )
+        parts = []
+        for metric in sorted({p.metric for p in scored}):
+            these = [p for p in scored if p.metric == metric]
+            ratios = [p.measured / p.predicted.speedup for p in these]  # type: ignore[operator]
+            geomean = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+            inside = sum(p.inside for p in these)
+            parts.append(
+                f"predictor calibration over {len(these)} tuned config(s), {metric} ratios: measured/"
+                f"predicted geomean {geomean:.3f} (from {min(ratios):.3f} to {max(ratios):.3f}), "
+                f"{inside} of {len(these)} inside the predicted interval"
+            )
+        return "; ".join(parts)
 
 
 def calibration(store: Store, shapes: Sequence[Shape] | None = None, most: int = 50) -> Calibration:
     """Lookup's prediction for each config of the user's tuned sets (ours, not bundled), made from
-    every other row of the store as if that config had not been measured, beside its measurement:
-    the running figure ``tune`` reports. ``shapes``: only those configs; ``most``: the newest ones."""
+    the store's other measured rows of its GPU and mode as if that config had not been measured,
+    beside its measurement: the running figure ``tune`` reports. ``shapes``: only those configs;
+    ``most``: the newest ones.
+
+    Only measured rows predict: they divide the same metric as the measurement (device time
+    offline), where a published ratio is the reference system's host timing; a calibration
+    that divided one by the other would measure the metrics' disagreement, not the predictor."""
     tuned = reads.tuned_set_ids(store)
     if not tuned:
         return Calibration()
@@ -790,7 +810,11 @@ def calibration(store: Store, shapes: Sequence[Shape] | None = None, most: int =
     points = []
     for target in targets[:most]:
         others = [
-            c for c in candidates if c.shape != target.shape and (c.gpu, c.mode) == (target.gpu, target.mode)
+            c
+            for c in candidates
+            if c.source == "measured"
+            and c.shape != target.shape
+            and (c.gpu, c.mode) == (target.gpu, target.mode)
         ]
         best = next(
             (r for r in rank(target.shape, others, limit=None).candidates if r.tier in TIERS[:3]), None
@@ -815,6 +839,7 @@ def calibration(store: Store, shapes: Sequence[Shape] | None = None, most: int =
                 target.speedup_best,
                 low,
                 high,
+                HEADLINE_METRIC.get(target.mode, target.mode),
             )
         )
     return Calibration(points)
