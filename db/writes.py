@@ -171,6 +171,20 @@ def delete_published(store: Store, set_id: str, mode: str) -> None:
     )
 
 
+def delete_runs(store: Store, run_ids: list[str]) -> int:
+    """Every row of these runs (a superseded measurement of a re-tuned set); how many runs existed."""
+    if not run_ids:
+        return 0
+    marks = ", ".join("?" for _ in run_ids)
+    query = f"SELECT count(*) FROM main.runs WHERE run_id IN ({marks})"
+    (found,) = store.con.execute(query, run_ids).fetchone()
+    for table in reversed(DATA_TABLES):  # dependants first
+        columns = {row[0] for row in store.con.execute(f"DESCRIBE main.{table}").fetchall()}
+        if "run_id" in columns:
+            store.con.execute(f"DELETE FROM main.{table} WHERE run_id IN ({marks})", run_ids)
+    return int(found)
+
+
 def record_gpu_label(store: Store, gpu: str) -> None:
     """A GPU known only by its label (published files say nothing more)."""
     store.con.execute("INSERT INTO main.gpus (gpu) VALUES (?) ON CONFLICT DO NOTHING", [gpu])

@@ -30,8 +30,10 @@ def build(
     description: str,
     base: Path | None = None,
     replace_kernels: bool = False,
+    drop_runs: list[str] | None = None,
 ) -> dict:
-    """``base``: start from that bundled dataset (a folder) instead of an empty store."""
+    """``base``: start from that bundled dataset (a folder) instead of an empty store; ``drop_runs``:
+    runs of the base to leave out (superseded by a store's re-measurement of the same set)."""
     with tempfile.TemporaryDirectory() as tmp:
         staging_db = Path(tmp) / "bundle.duckdb"
         with Store.open(staging_db, with_bundled=False) as store:
@@ -43,6 +45,10 @@ def build(
                     )
                 with store.transaction():
                     writes.load_bundled(store, bundled.table_files(base))
+                    dropping = sorted(set(drop_runs or []))
+                    missing = len(dropping) - writes.delete_runs(store, dropping)
+                    if missing:
+                        raise SystemExit(f"{missing} of the runs to drop are not in {base}")
             files = [load_published(str(p), FetchOptions()) for p in published]
             import_published(store, files, command_line="python -m cuda_l2_explorer.importer.bundle")
             # Cite where the files are published, not the maintainer's checkout.
@@ -83,12 +89,25 @@ def main() -> None:
         help="the stores' kernels replace the base's under the same id (a re-tuned set)",
     )
     parser.add_argument(
+        "--drop-run",
+        action="append",
+        default=[],
+        metavar="RUN_ID",
+        help="leave this run of --base out (repeatable): a run the new stores re-measure",
+    )
+    parser.add_argument(
         "--description",
         default="published speedups of the reference system (CUDA-L2 eval_results)",
     )
     args = parser.parse_args()
     data = build(
-        sorted(args.published), args.store, args.out, args.description, args.base, args.replace_kernels
+        sorted(args.published),
+        args.store,
+        args.out,
+        args.description,
+        args.base,
+        args.replace_kernels,
+        args.drop_run,
     )
     print(f"bundled dataset written to {args.out}: {data['rows']}")
 

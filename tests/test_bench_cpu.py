@@ -147,6 +147,8 @@ def test_time_budget_stops_starting_configs_and_the_run_resumes(db_path, monkeyp
         _set_row(store)
     run_id, summary = runner.run_plan(_opener(db_path), plan, "test")
     assert summary["status"] == "interrupted" and 1 <= summary["measured_now"] < len(shapes)
+    first = summary["measured_now"]
+    assert summary["done_earlier"] == 0 and summary["left"] == len(shapes) - first
     monkeypatch.setenv("FAKE_WORKER_DELAY", "0")
     with Store.open(db_path) as store:
         found = runner.find_resumable(store, None, "planted/h100_F32F16F16F32", "offline")
@@ -154,6 +156,8 @@ def test_time_budget_stops_starting_configs_and_the_run_resumes(db_path, monkeyp
     plan.time_budget_s = None
     _, summary = runner.run_plan(_opener(db_path), plan, "test", resume=found)
     assert summary["status"] == "complete"
+    assert summary["done_earlier"] == first and summary["left"] == 0
+    assert summary["measured_now"] == len(shapes) - first
     with Store.open(db_path) as store:
         assert store.scalar("SELECT count(*) FROM run_configs WHERE run_id = ?", [run_id]) == len(shapes)
 

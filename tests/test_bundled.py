@@ -124,3 +124,25 @@ def test_two_stores_with_different_kernels_under_one_id_are_refused(tmp_path):
     with pytest.raises(SystemExit, match="different kernels"):
         build([], [offline, server], tmp_path / "bundle", "two modes")
     assert not (tmp_path / "bundle").exists()
+
+
+def test_a_superseded_run_is_dropped_from_the_base_whole(tmp_path, db_path):
+    """A re-measured set replaces its old run: every row of the dropped run goes, nothing else."""
+    base = bundled.default_dir()
+    with Store.open(db_path, read_only=True, with_bundled=True, bundled_dir=base) as store:
+        old = store.scalar(
+            "SELECT run_id FROM all_runs WHERE kind = 'bench' AND mode = 'offline' "
+            "ORDER BY started_at LIMIT 1"
+        )
+        before = store.query("SELECT run_id, count(*) AS n FROM all_measurements GROUP BY ALL").rows()
+    assert old is not None
+    out = tmp_path / "bundle"
+    build([], [], out, "dropped", base=base, drop_runs=[old])
+    after_db = tmp_path / "after.duckdb"
+    with Store.open(after_db, read_only=True, with_bundled=True, bundled_dir=out) as store:
+        after = store.query("SELECT run_id, count(*) AS n FROM all_measurements GROUP BY ALL").rows()
+        for table in ("runs", "samples", "run_configs", "audit_findings", "search_log"):
+            assert store.scalar(f"SELECT count(*) FROM all_{table} WHERE run_id = ?", [old]) == 0, table
+    assert sorted(after) == sorted(r for r in before if r[0] != old)
+    with pytest.raises(SystemExit, match="not in"):
+        build([], [], tmp_path / "again", "dropped", base=out, drop_runs=[old])

@@ -208,11 +208,13 @@ def run_plan(
             runner.store_opener(store_path), plan, command_line, resume, progress=progress
         ),
     )
+    left = summary.get("left", 0)
     feedback.say(
         f"run {run_id}: {summary['measured_now']} configs measured now "
         f"({summary['measured_now'] - summary['done']} with failures), "
-        f"{summary['configs'] - summary['measured_now']} done earlier; {summary['seconds']:.0f} s "
-        f"on {summary['gpu_name']}",
+        f"{summary.get('done_earlier', 0)} done earlier"
+        + (f", {left} left (--resume {run_id} measures them)" if left else "")
+        + f"; {summary['seconds']:.0f} s on {summary['gpu_name']}",
     )
     return BenchRun(run_id, summary)
 

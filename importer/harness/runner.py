@@ -452,6 +452,8 @@ def run_plan(
     return run_id, {
         "configs": total,
         "measured_now": finished_here,
+        "done_earlier": total - len(pending),
+        "left": total - done,
         **counts,
         "seconds": time.monotonic() - started,
         "status": status,
