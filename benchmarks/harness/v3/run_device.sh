@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One device call of the harness-3 validation, from the repository root on the GPU machine:
-#   bash benchmarks/harness/v3/run_device.sh [build] [tests] [probe] [validate] [ncu] [grid] [server] [oldgrid] [savelib]
+#   bash benchmarks/harness/v3/run_device.sh [build] [tests] [probe] [validate] [ncu] [ncu-family] [grid] [server] [retune] [oldgrid] [savelib]
 # build: our kernel library (tuner), 16 parallel nvcc jobs, into /tmp/tb (kept for later steps);
 # tests: tests/gpu; validate: our set (kernels/h100_F32F16F16F32) on benchmarks/harness/v3/configs.txt
 # with harness 3 (graph replay), the same configs timed harness 2's way (--timing eager), and
@@ -139,6 +139,18 @@ while [ $# -gt 0 ]; do
     tail -3 "$OUT/ncu.log"
     python3 $V3/table.py --h3 "$OUT/graph.duckdb" --h2 "$OUT/eager.duckdb" --aa "$OUT/aa.duckdb" \
       --ncu "$OUT/ncu.csv" --order "$OUT/order.json" --out "$OUT" 2>&1 | tail -40
+    ;;
+  ncu-family)
+    # One representative shape per family (NCU_FAMILY, default benchmarks/tuner/ncu_family_configs.txt):
+    # torch.matmul and our pick under Nsight Compute's speed-of-light, warp-state (stall reasons),
+    # launch and memory sections, cold L2, the GPU's own clocks.
+    ensure_lib
+    ncu --clock-control none --cache-control all --section SpeedOfLight --section WarpStateStats \
+      --section LaunchStats --section MemoryWorkloadAnalysis --csv --page details --print-units base \
+      --log-file "$OUT/ncu_family.csv" python3 $V3/ncu_driver.py "${NCU_FAMILY:-benchmarks/tuner/ncu_family_configs.txt}" \
+      $SET/manifest.json "$(lib)" >"$OUT/ncu_family_order.json" 2>"$OUT/ncu_family.log"
+    echo "ncu-family: exit $? in $(( $(date +%s) - start )) s" | tee -a "$OUT/device.txt"
+    tail -3 "$OUT/ncu_family.log"
     ;;
   esac
   shift
