@@ -26,6 +26,23 @@ NS_PER_UNIT = {"ns": 1.0, "nsecond": 1.0, "us": 1e3, "usecond": 1e3, "ms": 1e6, 
 MARKER = "spin_kernel"
 
 
+def marker_groups(kernels: list[tuple[str, object]]) -> list[list[object]]:
+    """The values of the kernels between marker pairs (ncu_driver.py's groups), in order; what
+    runs outside a pair (first-call set-up) is left out."""
+    groups: list[list[object]] = []
+    current: list[object] | None = None
+    for name, value in kernels:
+        if MARKER in name:
+            if current is None:
+                current = []
+            else:
+                groups.append(current)
+                current = None
+        elif current is not None:
+            current.append(value)
+    return groups
+
+
 def ncu_per_call(csv_path: Path, order_path: Path) -> dict[tuple, float]:
     """{(m, n, k, implementation): seconds per call} from ncu's kernel list and the groups' order."""
     kernels: list[tuple[str, float]] = []
@@ -36,17 +53,7 @@ def ncu_per_call(csv_path: Path, order_path: Path) -> dict[tuple, float]:
             continue
         value = float(row["Metric Value"].replace(",", ""))
         kernels.append((row["Kernel Name"], value * NS_PER_UNIT[row["Metric Unit"]] / 1e9))
-    groups: list[list[float]] = []
-    current: list[float] | None = None
-    for name, seconds in kernels:
-        if MARKER in name:
-            if current is None:
-                current = []
-            else:
-                groups.append(current)
-                current = None
-        elif current is not None:
-            current.append(seconds)
+    groups = marker_groups(kernels)
     order = json.loads(Path(order_path).read_text())
     if len(groups) != len(order):
         raise SystemExit(f"{len(groups)} marker-delimited groups in ncu's list, {len(order)} expected")
