@@ -1,7 +1,9 @@
 """Issue 16 on the device: lookup names this machine's GPU, and the launcher export writes for the
 issue's shapes either runs correctly at that shape (against torch.matmul in fp32) or was refused
 with a clear error: 1x1x1 and 7x13x17 (N and K not multiples of 8: refused), 1x4096x4096 and
-3000x4096x14336 (any M: built as the torch package and run).
+3000x4096x14336 (any M: built as the torch package and run). Issue 15: the repository's own set
+(kernels/h100_F32F16F16F32) exported for five off-grid model shapes -- whichever kernel lookup
+picks there, CUTLASS or the tiny family's cluster split-K -- builds and matches torch.
 
 Two CUTLASS builds in parallel (a few minutes on 16 cores); needs CUTLASS headers ($CUTLASS_DIR
 or the nvidia-cutlass wheel) and nvcc.
@@ -33,6 +35,11 @@ from export_fixtures import write_manifest  # noqa: E402
 
 REFUSED = [Shape(1, 1, 1), Shape(7, 13, 17)]
 BUILT = [Shape(1, 4096, 4096), Shape(3000, 4096, 14336)]
+# Decode at batch 16, a Llama-7B MLP at 128 tokens, Mistral-7B's MLP, a Llama-13B MLP at 2048
+# tokens, and a narrow deep-K projection (the tiny family's cluster split-K).
+MODEL_SHAPES = [Shape(16, 4096, 4096), Shape(128, 4096, 11008), Shape(4096, 14336, 4096),
+                Shape(2048, 5120, 13824), Shape(64, 96, 8192)]  # fmt: skip
+OUR_SET = Path(__file__).resolve().parents[2] / "kernels" / "h100_F32F16F16F32" / "manifest.json"
 BUILD_TIMEOUT_S = 900
 
 CHECK = r"""
@@ -90,16 +97,23 @@ def _build_and_check(root: Path, manifest: Path, shape: Shape) -> dict:
     return {"ok": True, "config": str(plan.config), **json.loads(ran.stdout.strip().splitlines()[-1])}
 
 
-def test_exported_launcher_runs_at_the_issue_shapes(tmp_path) -> None:
+def _build_all_and_check(root: Path, manifest: Path, shapes: list[Shape]) -> None:
     if find_cutlass() is None:
         pytest.skip("CUTLASS headers not found")
-    manifest = write_manifest(tmp_path / "kernels" / "h100_F32F16F16F32" / "manifest.json")
-    with ThreadPoolExecutor(max_workers=len(BUILT)) as pool:
-        results = dict(
-            zip(BUILT, pool.map(lambda s: _build_and_check(tmp_path, manifest, s), BUILT), strict=True)
-        )
+    with ThreadPoolExecutor(max_workers=len(shapes)) as pool:
+        built = pool.map(lambda s: _build_and_check(root, manifest, s), shapes)
+        results = dict(zip(shapes, built, strict=True))
     for shape, result in results.items():
         assert result["ok"], f"{shape}:\n{result['log']}"
         errors = f"error {result['error']:.2e}, torch.matmul {result['torch_error']:.2e}"
         print(f"{shape} (kernel of {result['config']}): {errors}")
         assert result["finite"] and result["error"] <= max(4 * result["torch_error"], 2e-3), result
+
+
+def test_exported_launcher_runs_at_the_issue_shapes(tmp_path) -> None:
+    manifest = write_manifest(tmp_path / "kernels" / "h100_F32F16F16F32" / "manifest.json")
+    _build_all_and_check(tmp_path, manifest, BUILT)
+
+
+def test_our_set_exports_for_model_shapes(tmp_path) -> None:
+    _build_all_and_check(tmp_path, OUR_SET, MODEL_SHAPES)
