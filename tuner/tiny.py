@@ -236,9 +236,3 @@ def split_ranges(k: int, tile_k: int, splits: int) -> list[tuple[int, int]]:
     k_tiles = -(-k // tile_k)
     eff = min(splits, k_tiles)
     return [(s * k_tiles // eff, (s + 1) * k_tiles // eff) for s in range(eff)]
-
-
-def workspace_bytes(cfg: TinyConfig, m: int, n: int, k: int, decomposition: int, splits: int) -> int:
-    """What ``l2x_gemm_<name>_workspace`` returns: always 0 (split-K reduces on chip, in the cluster)."""
-    del cfg, m, n, k, decomposition, splits
-    return 0

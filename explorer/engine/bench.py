@@ -208,11 +208,11 @@ def run_plan(
             runner.store_opener(store_path), plan, command_line, resume, progress=progress
         ),
     )
-    left = summary.get("left", 0)
+    left = summary["left"]
     feedback.say(
         f"run {run_id}: {summary['measured_now']} configs measured now "
         f"({summary['measured_now'] - summary['done']} with failures), "
-        f"{summary.get('done_earlier', 0)} done earlier"
+        f"{summary['done_earlier']} done earlier"
         + (f", {left} left (--resume {run_id} measures them)" if left else "")
         + f"; {summary['seconds']:.0f} s on {summary['gpu_name']}",
     )
