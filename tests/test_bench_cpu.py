@@ -137,6 +137,18 @@ def test_resume_redoes_only_what_is_missing(db_path):
     assert status == "complete" and dupes == 0
 
 
+def test_a_resumed_run_builds_only_the_configs_it_still_measures(db_path):
+    from cuda_l2_explorer.engine.bench import pending_shapes
+
+    shapes = [Shape(64 * i, 64, 64) for i in range(1, 5)]
+    with Store.open(db_path) as store:
+        _set_row(store)
+        run_id, _ = runner.run_plan(_opener(store.path), _plan(shapes[1:3]), "test")
+    # an imported set's kernels take ~30 s each to compile: the two measured ones are not rebuilt
+    assert pending_shapes(db_path, run_id, shapes) == [shapes[0], shapes[3]]
+    assert pending_shapes(db_path, "no-such-run", shapes) == shapes
+
+
 def test_time_budget_stops_starting_configs_and_the_run_resumes(db_path, monkeypatch):
     """--time-budget: configs in flight finish, no new one starts, the run is left resumable."""
     monkeypatch.setenv("FAKE_WORKER_DELAY", "0.4")

@@ -56,6 +56,21 @@ def test_prediction_is_positive_and_grows_with_k(name: str, m: int, n8: int, k8:
     assert predict(m, n, 2 * k, params, Variant(), 132, 3.35e12) >= t
 
 
+def test_split_k_costs_partial_traffic_only_where_partials_go_through_memory() -> None:
+    # CUTLASS's split-K writes fp32 partials and reads them back; the tiny family reduces them
+    # over distributed shared memory: the same tile and splits cost it exactly that traffic less.
+    from cuda_l2_explorer.tuner.catalog import SM90_FAMILY
+    from cuda_l2_explorer.tuner.tiny import TinyConfig
+
+    tiny = TinyConfig(64, 64, 128, 2, 2, 6).to_dict()
+    same_tile_in_cutlass = {**tiny, "family": SM90_FAMILY}
+    split = Variant(decomposition=DECOMPOSITION["splitk"], splits=16)
+    m, n, k, bandwidth = 64, 64, 16384, 3.35e12
+    in_memory = predict(m, n, k, same_tile_in_cutlass, split, 132, bandwidth)
+    gap = in_memory - predict(m, n, k, tiny, split, 132, bandwidth)
+    assert gap == pytest.approx(4.0 * m * n * 16 / bandwidth)
+
+
 def _entry(m: int = 64, n: int = 64, k: int = 64, **kw) -> dict:
     return {
         "m": m, "n": n, "k": k, "kernel_name": "sm90_x", "kernel": first_catalog()[0].to_dict(),

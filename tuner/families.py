@@ -50,6 +50,8 @@ class Family:
     sweeps_raster: bool = True  # raster order and swizzle change what it does
     decompositions: Callable[[Mapping[str, Any]], tuple[int, ...]] = lambda params: _DATA_PARALLEL
     max_splits: int | None = None  # split-K bound it enforces (None: its scheduler decides)
+    # Split-K partials go through global memory (written, then read back by a fix-up), or not.
+    split_partials_in_memory: bool = True
     abi_version: int = ABI_VERSION
     statuses: Mapping[int, str] = field(default_factory=lambda: dict(STATUS_NAMES))
 
@@ -111,6 +113,7 @@ FAMILIES: dict[str, Family] = {
             sweeps_raster=False,
             decompositions=lambda params: (*_DATA_PARALLEL, _SPLIT_K),
             max_splits=tiny.MAX_SPLITS,
+            split_partials_in_memory=False,  # reduced over distributed shared memory
         ),
     )
 }

@@ -81,7 +81,7 @@ def predict(
     else:
         units = tiles * splits
         compute = math.ceil(units / slots) * tile_s / splits
-    if splits > 1:
+    if splits > 1 and family_of(params).split_partials_in_memory:
         compute += 4.0 * m * n * splits / bandwidth  # fp32 partials written and read back
     memory = 2.0 * (m * k + k * n + m * n) / bandwidth
     return max(compute, memory) + LAUNCH_OVERHEAD_S

@@ -144,6 +144,13 @@ def resumed_shapes(resume: tuple[str, dict]) -> list[Shape]:
     return [parse_mnk(s) for s in resume[1]["shapes"]]
 
 
+def pending_shapes(store_path: Path | None, run_id: str, shapes: list[Shape]) -> list[Shape]:
+    """The configs of ``shapes`` that run ``run_id`` has not finished, in order."""
+    with Store.open(store_path, with_bundled=False, views=False) as store:
+        done = reads.done_configs(store, run_id)
+    return [s for s in shapes if s not in done]
+
+
 def run_bench(request: BenchRequest, feedback: Feedback = SILENT) -> BenchRun:
     """Build what the set needs, then measure it (a new run, or the one ``resume`` names)."""
     from cuda_l2_explorer.importer.harness import device
@@ -167,9 +174,11 @@ def run_bench(request: BenchRequest, feedback: Feedback = SILENT) -> BenchRun:
         name = request.set_name or scan.root.parent.name or "set"
         set_id = f"{name}/{scan.device}_{scan.accumulator}"
     resume = find_resume(store_path, request.resume, set_id, settings.mode)
+    to_build = shapes
     if resume is not None:
         shapes = resumed_shapes(resume)
-    kernels = _build(request, scan, set_id, shapes, feedback) if scan is not None else {}
+        to_build = pending_shapes(store_path, resume[0], shapes)  # the measured ones need no build
+    kernels = _build(request, scan, set_id, to_build, feedback) if scan is not None else {}
     # The store is closed here: the run holds it only for each commit (readers get their turn).
     plan = BenchPlan(
         shapes=shapes,

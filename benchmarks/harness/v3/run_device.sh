@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One device call of the harness-3 validation, from the repository root on the GPU machine:
-#   bash benchmarks/harness/v3/run_device.sh [build] [tests] [probe] [validate] [ncu] [ncu-family] [grid] [server] [retune] [oldgrid] [savelib]
+#   bash benchmarks/harness/v3/run_device.sh [build] [tests] [probe] [validate] [ncu] [ncu-family] [grid] [server] [retune] [refset] [oldgrid] [savelib]
 # build: our kernel library (tuner), 16 parallel nvcc jobs, into /tmp/tb (kept for later steps);
 # tests: tests/gpu; validate: our set (kernels/h100_F32F16F16F32) on benchmarks/harness/v3/configs.txt
 # with harness 3 (graph replay), the same configs timed harness 2's way (--timing eager), and
@@ -13,6 +13,8 @@ set -uo pipefail
 OUT=${OUT:-/tmp/v3-out}
 V3=benchmarks/harness/v3
 mkdir -p "$OUT"
+# The project's own wheel may be left out of the carry (64 MiB): then it is built here, from the tree.
+ls .whl/cuda_l2_explorer-*.whl >/dev/null 2>&1 || python3 -m pip wheel -q --no-deps --no-build-isolation -w .whl . || exit 1
 python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target /tmp/site .whl/*.whl || exit 1
 export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1
 export CUDA_L2_EXPLORER_BUILD_CACHE=/tmp/l2x-build CUDA_L2_EXPLORER_NATIVE_CACHE=/tmp/l2x-native
@@ -104,10 +106,11 @@ while [ $# -gt 0 ]; do
     ensure_lib
     mkdir -p "$OUT/tuned"
     # TUNE_FILE (a file of comma-separated configs) for lists longer than a command line;
-    # TUNE_LIMIT stops the search after that many seconds (the store keeps what was searched).
+    # TUNE_LIMIT stops the search after that many seconds (the store keeps what was searched);
+    # TUNE_ARGS adds tune options (--no-measure: the grid that follows is the confirming bench).
     [ -n "${TUNE_FILE:-}" ] && TUNE=$(tr -d ' \n' <"$TUNE_FILE")
     timeout "${TUNE_LIMIT:-560}" python3 -m cuda_l2_explorer --db "$OUT/tune.duckdb" --no-bundled tune --mnk "$TUNE" --library "$(lib)" \
-      --manifest "$OUT/tuned/manifest.json" --progress none --json >"$OUT/tune.json" 2>"$OUT/tune.log"
+      --manifest "$OUT/tuned/manifest.json" ${TUNE_ARGS:-} --progress none --json >"$OUT/tune.json" 2>"$OUT/tune.log"
     echo "tune: exit $? after $(( $(date +%s) - start )) s" | tee -a "$OUT/device.txt"
     tail -4 "$OUT/tune.log"
     ;;
@@ -119,6 +122,25 @@ while [ $# -gt 0 ]; do
       --library "$(lib)" ${OLDGRID:---grid} --mode offline --progress none --json >"$OUT/oldgrid.json" 2>"$OUT/oldgrid.log"
     echo "bench oldgrid: exit $? after $(( $(date +%s) - start )) s" | tee -a "$OUT/device.txt"
     tail -2 "$OUT/oldgrid.log"
+    ;;
+  refset)
+    # The reference system's H100 kernels (test input: .carry/refset-h100.tar.gz, a snapshot of
+    # github.com/deepreinforce-ai/CUDA-L2's kernels/h100_F32F16F16F32, never committed here) on
+    # REFSET's configs (default benchmarks/refset/configs.txt; REFSET_COUNT takes the first N),
+    # built with 16 nvcc jobs, harness 3 + audit, into refset.duckdb. A store carried in
+    # .carry/refset.duckdb.gz is resumed; BUDGET stops starting configs after that many seconds.
+    mkdir -p /tmp/refset && tar xzf .carry/refset-h100.tar.gz -C /tmp/refset || exit 1
+    resume=""
+    if [ -f .carry/refset.duckdb.gz ] && [ ! -f "$OUT/refset.duckdb" ]; then
+      gunzip -c .carry/refset.duckdb.gz >"$OUT/refset.duckdb" && resume="--resume"
+    fi
+    refs=$(grep -v '^#' "${REFSET:-benchmarks/refset/configs.txt}" | tr -s ' \n' '\n' | sed '/^$/d' | head -n "${REFSET_COUNT:-100000}" | paste -sd,)
+    python3 -m cuda_l2_explorer --db "$OUT/refset.duckdb" --no-bundled bench --set /tmp/refset/kernels/h100_F32F16F16F32 \
+      --set-name cuda-l2 --mnk "$refs" --mode offline --jobs 16 $resume --time-budget "${BUDGET:-400}" --progress jsonl --json \
+      >"$OUT/refset.json" 2>"$OUT/refset.log"
+    echo "bench refset: exit $? after $(( $(date +%s) - start )) s: $(tr -d '\n' <"$OUT/refset.json" | head -c 400)" \
+      | tee -a "$OUT/device.txt"
+    tail -2 "$OUT/refset.log"
     ;;
   savelib)
     # Bring the built library back (a later call carries it in .carry/lib and skips the build).
