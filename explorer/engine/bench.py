@@ -288,7 +288,9 @@ def _build(request: BenchRequest, scan, set_id: str, shapes: list[Shape], feedba
         results = build_all(files, jobs=request.jobs, progress=lambda done, total: bar.steps(done, total))
     finally:
         bar.close()
-    origin = "ours" if "kernels" in scan.root.parts else "imported"
+    # Our library's sets carry a manifest.json and never come here: a SPEC section 4 folder is
+    # another system's set, even when it sits in a folder named kernels/ (the reference system's does).
+    origin = "imported"
     entries = {}
     with Store.open(request.store_path, with_bundled=False, views=False) as store, store.transaction():
         writes.upsert_kernel_set(store, set_id, scan.device, scan.accumulator, origin, str(scan.root))

@@ -169,6 +169,8 @@ def test_provenance_is_recorded(offline_db):
     gpu, _name, sms, l2, driver, cuda, cublas, torch_version, status, c0, c1, cmd = row
     assert gpu in ("h100", "h200") and sms > 0 and l2 > 0 and driver and cuda and cublas and torch_version
     assert status == "complete" and c0 and c1 and "bench" in cmd
+    # a SPEC section 4 folder is another system's set: never labelled as our library's
+    assert _rows(offline_db, "SELECT DISTINCT origin FROM kernel_sets") == [("imported",)]
 
 
 def test_l2_span_is_recorded(offline_db):

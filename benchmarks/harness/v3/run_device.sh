@@ -128,14 +128,15 @@ while [ $# -gt 0 ]; do
     # github.com/deepreinforce-ai/CUDA-L2's kernels/h100_F32F16F16F32, never committed here) on
     # REFSET's configs (default benchmarks/refset/configs.txt; REFSET_COUNT takes the first N),
     # built with 16 nvcc jobs, harness 3 + audit, into refset.duckdb. A store carried in
-    # .carry/refset.duckdb.gz is resumed; BUDGET stops starting configs after that many seconds.
+    # .carry/refset.duckdb.gz is resumed; BUDGET stops starting configs after that many seconds,
+    # REFSET_LIMIT kills the bench after that many (the store keeps every finished config).
     mkdir -p /tmp/refset && tar xzf .carry/refset-h100.tar.gz -C /tmp/refset || exit 1
     resume=""
     if [ -f .carry/refset.duckdb.gz ] && [ ! -f "$OUT/refset.duckdb" ]; then
       gunzip -c .carry/refset.duckdb.gz >"$OUT/refset.duckdb" && resume="--resume"
     fi
     refs=$(grep -v '^#' "${REFSET:-benchmarks/refset/configs.txt}" | tr -s ' \n' '\n' | sed '/^$/d' | head -n "${REFSET_COUNT:-100000}" | paste -sd,)
-    python3 -m cuda_l2_explorer --db "$OUT/refset.duckdb" --no-bundled bench --set /tmp/refset/kernels/h100_F32F16F16F32 \
+    timeout "${REFSET_LIMIT:-500}" python3 -m cuda_l2_explorer --db "$OUT/refset.duckdb" --no-bundled bench --set /tmp/refset/kernels/h100_F32F16F16F32 \
       --set-name cuda-l2 --mnk "$refs" --mode offline --jobs 16 $resume --time-budget "${BUDGET:-400}" --progress jsonl --json \
       >"$OUT/refset.json" 2>"$OUT/refset.log"
     echo "bench refset: exit $? after $(( $(date +%s) - start )) s: $(tr -d '\n' <"$OUT/refset.json" | head -c 400)" \
