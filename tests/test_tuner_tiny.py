@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 # Update deliberately when the template changes (and re-run the GPU correctness test).
-GOLDEN_TINY_TU_SHA256 = "6adbd876b35be4081e29b786c22064c318269c59cf47b796d411349210eb77e5"
+GOLDEN_TINY_TU_SHA256 = "b37c4327d70d522584729158a5d42a015c50b3dc1e7800061abbb4195415ac39"
 
 ABI_SIGNATURES = (
     "L2X_API int l2x_gemm_{n}(const void* A, const void* B, void* C, int M, int N, int K, int raster,\n"
@@ -38,7 +38,7 @@ ABI_SIGNATURES = (
 
 def test_tiny_catalog_is_valid_unique_and_stable() -> None:
     cat = tiny_catalog()
-    assert 6 <= len(cat) <= 24  # a few sharp kernels, not a sweep (unpicked ones are pruned)
+    assert 6 <= len(cat) <= 16  # a handful of sharp kernels, not a sweep
     names = [c.name for c in cat]
     assert len(set(names)) == len(names)
     assert [c.name for c in tiny_catalog()] == names

@@ -175,15 +175,12 @@ def tiny_catalog() -> list[TinyConfig]:
       the K sweep instead of 16, each with 5 k-tiles in flight; a deep-K HGEMM here is bound by
       bytes in flight per SM (latency), not by the tensor cores.
     - 64x64x128, 6 stages (215 KB): the same tile with twice the loads in flight.
-    - Whole-chunk pipelines for split-K over deep K (a split of 64x64x16384 over 16 CTAs is 8
-      k-tiles of 128): 32x32x128, 16x64x128 and 32x64x128 at 8 stages issue every load of
-      their chunk up front, so a split waits for memory once instead of twice.
-    - Bigger split-K tiles for 128..512 x 256..512 with K >= 8192 (256x512x8192: 8 tiles of
-      128x128 x 16 splits = 128 CTAs): a 64x64 tile there re-reads A and B from L2 8x / 4x more
-      than a 128x128 one. 128x128x64 at 6 stages (8 warps), 64x128x128 and 128x64x128 at 4.
-    - 64x64x128 with 8 warps (2x4, 6 stages): twice the warps issuing loads and mma per SM.
-    Warps: 2x2 (4 warps, warp tile 16x16..64x32) for tiles up to 128x64 and 64x128, 1x4 for
-    16x64, 2x4 (8 warps, 64x32) for 128x128, so no thread holds more than 64 accumulators.
+    Tried and measured slower everywhere (H100, 2026-11-24, benchmarks/tuner/NOTES.md session 8):
+    8-stage whole-chunk pipelines (32x32x128, 16x64x128, 32x64x128), 128x128x64 at 6 stages,
+    64x128x128 / 128x64x128 at 4 and 64x64x128 with 8 warps. Bigger split tiles do not rescue
+    the deep-K mid shapes: mma.sync at this size runs at ~0.6-1.5 TFLOP/s per SM.
+    Warps: 2x2 (4 warps, warp tile 16x16..64x32) for tiles up to 128x64, 1x4 for 16x64, 2x4
+    (8 warps, 64x32) for 128x128, so no thread holds more than 64 accumulators.
     """
     cat = [
         TinyConfig(64, 64, 32, 2, 2, 4),
@@ -199,13 +196,6 @@ def tiny_catalog() -> list[TinyConfig]:
         TinyConfig(32, 64, 128, 2, 2, 6),
         TinyConfig(16, 64, 128, 1, 4, 6),
         TinyConfig(64, 64, 128, 2, 2, 6),
-        TinyConfig(32, 32, 128, 2, 2, 8),
-        TinyConfig(16, 64, 128, 1, 4, 8),
-        TinyConfig(32, 64, 128, 2, 2, 8),
-        TinyConfig(128, 128, 64, 2, 4, 6),
-        TinyConfig(64, 128, 128, 2, 2, 4),
-        TinyConfig(128, 64, 128, 2, 2, 4),
-        TinyConfig(64, 64, 128, 2, 4, 6),
     ]
     names = [c.name for c in cat]
     assert len(set(names)) == len(names), "duplicate names in the tiny catalog"
