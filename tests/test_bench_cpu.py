@@ -149,6 +149,57 @@ def test_a_resumed_run_builds_only_the_configs_it_still_measures(db_path):
     assert pending_shapes(db_path, "no-such-run", shapes) == shapes
 
 
+def _measure_in_batches(db_path, plan, pending, built, resume=None, build_s=0.0):
+    """engine.bench.measure_in_batches with the real runner; ``built`` records each batch built."""
+    from cuda_l2_explorer.engine.bench import BenchRun, measure_in_batches
+
+    def build(batch):
+        built.append(list(batch))
+        time.sleep(build_s)  # a batch of nvcc builds takes time too
+        return {s: KernelEntry(module="/fake/module.so") for s in batch}
+
+    def measure(batch_plan, batch_resume):
+        return BenchRun(*runner.run_plan(_opener(db_path), batch_plan, "test", batch_resume))
+
+    return measure_in_batches(plan, pending, build, 2, resume, measure)
+
+
+def test_an_imported_set_is_built_and_measured_a_batch_at_a_time_in_one_run(db_path):
+    shapes = [Shape(64 * i, 64, 64) for i in range(1, 6)]
+    with Store.open(db_path) as store:
+        _set_row(store)
+    built: list = []
+    run = _measure_in_batches(db_path, _plan(shapes, kernels=False), shapes, built)
+    assert built == [shapes[0:2], shapes[2:4], shapes[4:5]]
+    assert run.summary["status"] == "complete" and run.summary["done_earlier"] == 4
+    with Store.open(db_path) as store:
+        assert store.scalar("SELECT count(*) FROM runs") == 1
+        assert store.scalar("SELECT count(*) FROM run_configs WHERE run_id = ?", [run.run_id]) == 5
+        assert store.scalar("SELECT status FROM runs") == "complete"
+
+
+def test_a_time_budget_spent_building_keeps_the_measured_batches_and_resumes_the_rest(db_path):
+    from cuda_l2_explorer.engine.bench import pending_shapes
+
+    shapes = [Shape(64 * i, 64, 64) for i in range(1, 7)]
+    with Store.open(db_path) as store:
+        _set_row(store)
+    plan = _plan(shapes, kernels=False)
+    plan.time_budget_s = 0.3  # counts builds: spent by the first batch's 0.4 s build
+    built: list = []
+    run = _measure_in_batches(db_path, plan, shapes, built, build_s=0.4)
+    assert built == [shapes[0:2]]  # no second batch is built once the budget is spent ...
+    assert run.summary["measured_now"] == 2  # ... and the batch it paid for is measured whole
+    assert run.summary["status"] == "interrupted" and run.summary["left"] == 4
+    left = pending_shapes(db_path, run.run_id, shapes)
+    assert left == shapes[2:]
+    plan.time_budget_s = None
+    built.clear()
+    again = _measure_in_batches(db_path, plan, left, built, resume=(run.run_id, {}))
+    assert [s for batch in built for s in batch] == left  # only what was not measured is built
+    assert again.run_id == run.run_id and again.summary["status"] == "complete"
+
+
 def test_time_budget_stops_starting_configs_and_the_run_resumes(db_path, monkeypatch):
     """--time-budget: configs in flight finish, no new one starts, the run is left resumable."""
     monkeypatch.setenv("FAKE_WORKER_DELAY", "0.4")

@@ -66,7 +66,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=float,
         default=None,
         metavar="S",
-        help="start no new config after S seconds; the run stays resumable (--resume)",
+        help="start no new config after S seconds (an imported set: build no new batch of kernels "
+        "after S seconds, builds counted); the run stays resumable (--resume)",
     )
     p.add_argument("--warm-l2", action="store_true", help="no input rotation: warm-L2 figures, labelled")
     p.add_argument(

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from cuda_l2_explorer.db import reads, writes
@@ -174,11 +175,10 @@ def run_bench(request: BenchRequest, feedback: Feedback = SILENT) -> BenchRun:
         name = request.set_name or scan.root.parent.name or "set"
         set_id = f"{name}/{scan.device}_{scan.accumulator}"
     resume = find_resume(store_path, request.resume, set_id, settings.mode)
-    to_build = shapes
+    pending = shapes
     if resume is not None:
         shapes = resumed_shapes(resume)
-        to_build = pending_shapes(store_path, resume[0], shapes)  # the measured ones need no build
-    kernels = _build(request, scan, set_id, to_build, feedback) if scan is not None else {}
+        pending = pending_shapes(store_path, resume[0], shapes)  # the measured ones need no build
     # The store is closed here: the run holds it only for each commit (readers get their turn).
     plan = BenchPlan(
         shapes=shapes,
@@ -186,14 +186,58 @@ def run_bench(request: BenchRequest, feedback: Feedback = SILENT) -> BenchRun:
         baselines=baselines,
         set_id=set_id,
         accumulator=scan.accumulator if scan else "F32F16F16F32",
-        kernels=kernels,
         gpus=gpus,
         timeout_s=request.timeout_s,
         time_budget_s=request.time_budget_s,
         l2="warm" if request.warm_l2 else "cold",
-        cutlass=cutlass_of(scan) if kernels else None,
+        cutlass=cutlass_of(scan) if scan is not None else None,
     )
-    return run_plan(plan, resume, store_path, request.command_line, feedback)
+    if scan is None:
+        return run_plan(plan, resume, store_path, request.command_line, feedback)
+    return measure_in_batches(
+        plan,
+        pending,
+        lambda batch: _build(request, scan, set_id, batch, feedback),
+        build_batch_size(request.jobs),
+        resume,
+        lambda batch_plan, batch_resume: run_plan(
+            batch_plan, batch_resume, store_path, request.command_line, feedback
+        ),
+    )
+
+
+def build_batch_size(jobs: int) -> int:
+    """Configs built per batch: two rounds of the parallel nvcc jobs (an imported set's kernel
+    takes ~2 minutes of one core to compile), then measured before the next batch is built."""
+    return max(8, 2 * max(1, jobs))
+
+
+def measure_in_batches(
+    plan,
+    pending: list[Shape],
+    build: Callable[[list[Shape]], dict],
+    batch_size: int,
+    resume: tuple[str, dict] | None,
+    measure: Callable[[object, tuple[str, dict] | None], BenchRun],
+) -> BenchRun:
+    """Build ``pending``'s kernels a batch at a time and measure each batch as soon as it is
+    built, all in one run: a run stopped after any batch (time budget, Ctrl-C, a killed machine)
+    keeps every config measured so far, and ``--resume`` builds only what is left. The time
+    budget counts from here, builds included: no batch is built once it is spent, and a batch
+    that was built is measured whole (its builds cost far more than its measurements)."""
+    deadline = None if plan.time_budget_s is None else time.monotonic() + plan.time_budget_s
+    kernels: dict = {}
+    run: BenchRun | None = None
+    for start in range(0, max(len(pending), 1), batch_size):
+        if run is not None and deadline is not None and time.monotonic() >= deadline:
+            break  # resumable: the rest stays pending
+        batch = pending[start : start + batch_size]
+        kernels.update(build(batch))
+        batch_plan = replace(plan, kernels=dict(kernels), measure_only=frozenset(batch), time_budget_s=None)
+        run = measure(batch_plan, resume)
+        resume = (run.run_id, {"shapes": [str(s) for s in plan.shapes]})
+    assert run is not None
+    return run
 
 
 def cutlass_of(scan) -> str | None:

@@ -54,6 +54,9 @@ class BenchPlan:
     # Server mode: per config, the cuBLASLt auto-tuning choice of an earlier offline run, kept
     # instead of tuning again (the runner fills it from the store; see reads.autotune_choices).
     lt_choices: dict[Shape, dict[str, int]] = field(default_factory=dict)
+    # This call measures only these of the run's shapes (an imported set's kernels built so far);
+    # the others stay pending for a later call. None: every pending shape.
+    measure_only: frozenset[Shape] | None = None
 
     def params(self) -> dict[str, Any]:
         """The plan as the run's ``params`` record (with the harness version)."""

@@ -380,14 +380,19 @@ def run_plan(
             run_id = resume[0]
             with store.transaction():
                 writes.reopen_run(store, run_id)
-        pending = [s for s in plan.shapes if s not in reads.done_configs(store, run_id)]
+        finished = reads.done_configs(store, run_id)
+        done_earlier = sum(1 for s in plan.shapes if s in finished)
+        pending = [
+            s for s in plan.shapes
+            if s not in finished and (plan.measure_only is None or s in plan.measure_only)
+        ]  # fmt: skip
         tuned = any(b.startswith("cuBLASLt-auto-tuning") for b in plan.baselines)
         if plan.settings.mode == "server" and tuned:
             plan.lt_choices = reads.autotune_choices(
                 store, gpu_label(info["gpu_name"]), plan.accumulator, info.get("cublas"), plan.l2
             )
     total = len(plan.shapes)
-    done = total - len(pending)
+    done = done_earlier
     jobs: queue.Queue[Shape] = queue.Queue()
     for shape in pending:
         jobs.put(shape)
@@ -452,7 +457,7 @@ def run_plan(
     return run_id, {
         "configs": total,
         "measured_now": finished_here,
-        "done_earlier": total - len(pending),
+        "done_earlier": done_earlier,
         "left": total - done,
         **counts,
         "seconds": time.monotonic() - started,
