@@ -207,9 +207,9 @@ def run_bench(request: BenchRequest, feedback: Feedback = SILENT) -> BenchRun:
 
 
 def build_batch_size(jobs: int) -> int:
-    """Configs built per batch: two rounds of the parallel nvcc jobs (an imported set's kernel
+    """Configs built per batch: one round of the parallel nvcc jobs (an imported set's kernel
     takes ~2 minutes of one core to compile), then measured before the next batch is built."""
-    return max(8, 2 * max(1, jobs))
+    return max(8, jobs)
 
 
 def measure_in_batches(

@@ -127,8 +127,8 @@ while [ $# -gt 0 ]; do
     # The reference system's H100 kernels (test input: .carry/refset-h100.tar.gz, a snapshot of
     # github.com/deepreinforce-ai/CUDA-L2's kernels/h100_F32F16F16F32, never committed here) on
     # REFSET's configs (default benchmarks/refset/configs.txt; REFSET_COUNT takes the first N),
-    # built with REFSET_JOBS (16) nvcc jobs, a batch of 2x that at a time, harness 3 + audit, into
-    # refset.duckdb (each kernel ~130 s of one core: ~8 s of the 16-core machine). A store carried in
+    # built with REFSET_JOBS (16) nvcc jobs, a batch of that many at a time, harness 3 + audit, into
+    # refset.duckdb (each kernel ~130 s of one core: 8-12 s of the 16-core machine). A store carried in
     # .carry/refset.duckdb.gz is resumed; BUDGET stops starting configs after that many seconds,
     # REFSET_LIMIT kills the bench after that many (the store keeps every finished config).
     mkdir -p /tmp/refset && tar xzf .carry/refset-h100.tar.gz -C /tmp/refset || exit 1
