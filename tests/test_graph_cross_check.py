@@ -20,3 +20,13 @@ def test_a_graph_faster_than_its_kernels_is_flagged():
 def test_a_graph_slower_than_kernels_plus_gaps_is_flagged():
     assert cross_check(10.0e-6, 5.0e-6, kernels=2) is not None
     assert cross_check(5.9e-6, 5.0e-6, kernels=2) is None  # 5% + 2 x 0.5 us
+
+
+def test_a_graph_that_missed_its_launch_is_told_apart_from_a_fast_one():
+    """A launcher on the legacy default stream runs outside the capture: the replay is ~empty."""
+    from cuda_l2_explorer.importer.harness.graph import escaped_capture
+
+    why = escaped_capture(0.17e-6, 8.96e-6)  # measured: a reference-system kernel on an H100
+    assert why is not None and "escaped the CUDA graph" in why and "8.96 us" in why
+    assert escaped_capture(4.0e-6, 5.0e-6) is None  # 20% fast: a timing mismatch, still its work
+    assert escaped_capture(2.0e-6, None) is None  # no CUPTI figure: nothing to say

@@ -62,7 +62,7 @@ def test_scan_planted_set():
     assert (scan.device, scan.accumulator, scan.function) == ("h100", "F32F16F16F32", "cuda_l2_h100_fp32")
     assert scan.problems == []
     shapes = [f.shape for f in scan.files]
-    assert shapes == sorted(shapes) and len(shapes) == 11
+    assert shapes == sorted(shapes) and len(shapes) == 12
     by_shape = scan.by_shape()
     tiles = by_shape[Shape(96, 96, 96)]
     assert tiles.pad == (64, 64, 64)

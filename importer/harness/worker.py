@@ -31,6 +31,7 @@ from cuda_l2_explorer.importer.harness.device import device_info, gpu_label, sm_
 from cuda_l2_explorer.importer.harness.graph import (
     GraphBackend,
     cross_check,
+    escaped_capture,
     first_line,
     kernel_time_per_call,
 )
@@ -447,6 +448,23 @@ def _per_call_metric(backend, name: str) -> str:
     return "issue_bound_time"
 
 
+def _escaped_captures(
+    backend: GraphBackend, names: list[str], samples: dict, kernel_times: dict[str, tuple[float, float]]
+) -> list[str]:
+    """The captured implementations whose graphs missed their work (graph.escaped_capture): each is
+    dropped from graph timing, so that it is re-timed by events and reported as not capturable."""
+    escaped = []
+    for name in names:
+        cupti = kernel_times.get(name)
+        if not backend.captured(name) or cupti is None or not samples[name].device:
+            continue
+        why = escaped_capture(summarize(samples[name].device).median, cupti[0])
+        if why:
+            backend.uncapture(name, why)
+            escaped.append(name)
+    return escaped
+
+
 def _timing_findings(
     backend: GraphBackend, name: str, device: list[float], cupti: tuple[float, float] | None
 ) -> list:
@@ -572,6 +590,10 @@ def run_config(
         # After the timing, as the audit: CUPTI must not be live while we measure.
         clock.enter("cross-checking with CUPTI")
         kernel_times = kernel_time_per_call(torch, impls, names, CUPTI_CALLS)
+        escaped = _escaped_captures(backend, names, samples, kernel_times)
+        if escaped:
+            clock.enter("re-timing launches that escaped the graph")
+            samples.update(measure(backend, escaped, settings))
         for name in names:
             findings += _timing_findings(backend, name, samples[name].device, kernel_times.get(name))
     if "kernel" in impls.fns:

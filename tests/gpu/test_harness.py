@@ -101,6 +101,22 @@ def test_hidden_side_stream_work_is_caught(offline_db):
     assert "hidden_stream_work" in _findings(offline_db, "256_256_256")
 
 
+def test_a_launch_on_the_legacy_stream_is_not_reported_as_device_time(offline_db):
+    """128_64_64 launches on the legacy default stream (as the reference system's kernels do): it
+    escapes the graph capture, so it is re-timed by events and flagged, never a device time."""
+    assert _status(offline_db, "128_64_64")[0] == "done"
+    assert _kernel(offline_db, "128_64_64") == []  # no device_time row for the kernel
+    ((status, _err, _ratio, median),) = _rows(
+        offline_db,
+        "SELECT status, rel_error, error_ratio, median FROM measurements WHERE m = 128 AND n = 64 "
+        "AND k = 64 AND implementation = 'kernel' AND metric = 'issue_bound_time'",
+    )
+    assert status == "ok" and median > 1e-6  # the kernel's real time, not an empty replay
+    assert "not-capturable" in _findings(offline_db, "128_64_64")
+    # the correctly launched control of the same code is captured and device-timed
+    assert len(_kernel(offline_db, "64_64_64")) == 1
+
+
 def test_sync_per_call_is_flagged(offline_db):
     assert "sync_per_call" in _findings(offline_db, "128_128_128")
 
