@@ -57,7 +57,10 @@ CASES: dict[Shape, tuple[float, float, str, bool, list[tuple[str, str]]]] = {
         38.0,
         "ok",
         False,
-        [("alloc_per_call", "allocation on every call"), ("not-capturable", "timed by events over eager calls")],
+        [
+            ("alloc_per_call", "allocation on every call"),
+            ("not-capturable", "timed by events over eager calls"),
+        ],
     ),
     # published 0.90; wrong results with an fp16-like error
     Shape(2048, 1024, 1024): (
@@ -100,12 +103,13 @@ def _rows(name: str, shape: Shape, device_s: float, status: str, captured: bool)
     ]
 
 
-def plant_measured_reference_set(db_path: Path, cases: dict = CASES) -> str:
-    """A complete harness-3 offline run of SET_ID on an H100 over ``cases``; returns its run id."""
+def plant_measured_reference_set(db_path: Path, cases: dict = CASES, device: dict = DEVICE) -> str:
+    """A complete harness-3 offline run of SET_ID on ``device`` (an H100) over ``cases``; returns
+    its run id."""
     shapes = list(cases)
     plan = BenchPlan(shapes=shapes, settings=ProtocolSettings(mode="offline", samples=3), set_id=SET_ID)
     with Store.open(db_path, with_bundled=False) as store:
-        run_id = runner.create_run(store, plan, DEVICE, "cuda-l2-explorer bench --set-name cuda-l2 (planted)")
+        run_id = runner.create_run(store, plan, device, "cuda-l2-explorer bench --set-name cuda-l2 (planted)")
         for shape, (kernel_us, fastest_us, status, captured, findings) in cases.items():
             rows = _rows("kernel", shape, kernel_us * 1e-6, status, captured)
             for i, baseline in enumerate(SEVEN):
