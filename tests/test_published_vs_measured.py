@@ -162,3 +162,55 @@ def test_cli_usage_and_the_command_that_would_measure(cli, loaded_db):
     assert len(result.err.strip().splitlines()) == 1
     assert cli("--db", loaded_db, "stats", "--published-vs-measured", "--by-regime").code == 2
     assert cli("--db", loaded_db, "stats", "--published-vs-measured", "--baseline", "cuBLAS-xx").code == 2
+
+
+def _plot_script():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "refset" / "plot_published_vs_measured.py"
+    spec = importlib.util.spec_from_file_location("plot_published_vs_measured", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_plot_draws_each_config_where_its_figures_put_it(pvm_db, tmp_path, capsys):
+    import xml.etree.ElementTree as ET
+
+    script = _plot_script()
+    assert script.main(["--db", str(pvm_db), "--out", str(tmp_path / "plots")]) == 0
+    (svg_path,) = (tmp_path / "plots").iterdir()
+    assert svg_path.name == "published_vs_measured_cuda-l2_h100_offline_best-baseline.svg"
+    assert str(svg_path) in capsys.readouterr().out
+    svg = svg_path.read_text()
+    ns = "{http://www.w3.org/2000/svg}"
+    circles = ET.fromstring(svg).iter(f"{ns}circle")
+    dots = [c for c in circles if c.get("fill-opacity")]
+    assert len(dots) == 5  # the configs with a measured ratio
+    colours = {c.get("fill") for c in dots}
+    assert colours == {script.VERDICT_COLOURS[v] for v in VERDICTS.values() if v}
+    assert svg.count(f'stroke="{script.NO_RATIO_COLOUR}"') == 2 + 1  # two configs and the legend
+    assert svg.count('r="5" fill="none" stroke="#000"') == 1 + 1  # 64^3's sync_per_call, the legend
+    assert "5 configs compared" in svg and "contradicts 1" in svg
+    # the contradicted config sits below the diagonal: measured 0.733 against published 1.25
+    (red,) = [c for c in dots if c.get("fill") == script.VERDICT_COLOURS["contradicted"]]
+    lines = [line for line in ET.fromstring(svg).iter(f"{ns}line") if line.get("stroke") == "#444"]
+    (one_y,) = [float(line.get("y1")) for line in lines if line.get("y1") == line.get("y2")]
+    (one_x,) = [float(line.get("x1")) for line in lines if line.get("x1") == line.get("x2")]
+    assert float(red.get("cx")) > one_x and float(red.get("cy")) > one_y  # right of 1.0x, below 1.0x
+    assert svg == script.scatter_svg(
+        _comparison(pvm_db).rows.to_dicts(), *_title_and_summary(pvm_db)
+    )  # deterministic: the same rows draw the same picture
+
+
+def _title_and_summary(db):
+    comparison = _comparison(db)
+    title = f"{SET_ID} on h100, offline: published vs measured speedup over best-baseline"
+    return title, comparison.lines()[0]
+
+
+def test_plot_says_what_would_measure_a_published_set(loaded_db, tmp_path, capsys):
+    assert _plot_script().main(["--db", str(loaded_db), "--out", str(tmp_path / "plots")]) == 4
+    assert "--set-name cuda-l2" in capsys.readouterr().err
+    assert not (tmp_path / "plots").exists()
