@@ -10,20 +10,12 @@ from pathlib import Path
 from cuda_l2_explorer.db import writes
 from cuda_l2_explorer.db.shapes import Shape
 from cuda_l2_explorer.db.store import Store
+from cuda_l2_explorer.db.views import BASELINES as SEVEN
 from cuda_l2_explorer.importer.harness import runner
 from cuda_l2_explorer.importer.harness.plan import BenchPlan
 from cuda_l2_explorer.importer.harness.protocol import ProtocolSettings
 
 SET_ID = "cuda-l2/h100_F32F16F16F32"
-SEVEN = (
-    "torch.matmul",
-    "cuBLAS-tn",
-    "cuBLAS-nn",
-    "cuBLASLt-heuristic-tn",
-    "cuBLASLt-heuristic-nn",
-    "cuBLASLt-auto-tuning-tn",
-    "cuBLASLt-auto-tuning-nn",
-)
 FASTEST = "cuBLASLt-auto-tuning-tn"
 HOST_OVERHEAD_S = 10e-6  # what a Python call adds to a device time in the planted host latency
 SPREAD = 0.01  # p10 / p90 at -/+1% of the median

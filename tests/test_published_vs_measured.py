@@ -17,20 +17,12 @@ from pvm_fixtures import (
     CASES,
     DEVICE,
     SET_ID,
+    SEVEN,
     expected_best,
     expected_reference_best,
     plant_measured_reference_set,
 )
 
-SEVEN = (
-    "torch.matmul",
-    "cuBLAS-tn",
-    "cuBLAS-nn",
-    "cuBLASLt-heuristic-tn",
-    "cuBLASLt-heuristic-nn",
-    "cuBLASLt-auto-tuning-tn",
-    "cuBLASLt-auto-tuning-nn",
-)
 VERDICTS = {
     Shape(64, 64, 64): "contradicted",
     Shape(64, 64, 128): "no-win-either",
