@@ -113,14 +113,7 @@ def stats(store: Store, filters: Filters, baselines: tuple[str, ...] | None = No
 
     ``l2_span_lt2x``: how many of the configs were measured over input sets spanning less than 2x
     the L2 (``l2_span``: cold L2 as SPEC §7 asks it fell short there); NULL for published rows."""
-    where, params = filters.where()
-    if baselines:
-        unknown = [b for b in baselines if b not in REPORT_ORDER]
-        if unknown:
-            raise UsageError(f"unknown baseline {unknown[0]!r}; known: {', '.join(REPORT_ORDER)}")
-        where += f" AND baseline IN ({', '.join('?' for _ in baselines)})"
-        params += list(baselines)
-    order = "CASE baseline " + " ".join(f"WHEN '{b}' THEN {i}" for i, b in enumerate(REPORT_ORDER)) + " END"
+    where, params = _baseline_where(filters, baselines)
     return store.query(
         f"""
         SELECT set_id, gpu, accumulator, mode, source, metric, harness, baseline,
@@ -135,10 +128,56 @@ def stats(store: Store, filters: Filters, baselines: tuple[str, ...] | None = No
                     THEN count(*) FILTER (WHERE l2.l2_span < {L2_SPAN_FACTOR}) END AS l2_span_lt2x
         FROM speedups LEFT JOIN l2_span l2 USING (run_id, m, n, k) WHERE {where}
         GROUP BY set_id, gpu, accumulator, mode, source, metric, harness, baseline
-        ORDER BY set_id, gpu, mode, source, harness, {order}
+        ORDER BY set_id, gpu, mode, source, harness, {_REPORT_ORDER_SQL}
         """,
         params,
     )
+
+
+_REPORT_ORDER_SQL = (
+    "CASE baseline " + " ".join(f"WHEN '{b}' THEN {i}" for i, b in enumerate(REPORT_ORDER)) + " END"
+)
+
+
+def _baseline_where(filters: Filters, baselines: tuple[str, ...] | None) -> tuple[str, list]:
+    """``filters``' clause, narrowed to ``baselines`` (each checked against the known names)."""
+    where, params = filters.where()
+    if baselines:
+        unknown = [b for b in baselines if b not in REPORT_ORDER]
+        if unknown:
+            raise UsageError(f"unknown baseline {unknown[0]!r}; known: {', '.join(REPORT_ORDER)}")
+        where += f" AND baseline IN ({', '.join('?' for _ in baselines)})"
+        params += list(baselines)
+    return where, params
+
+
+def published_vs_measured(
+    store: Store, filters: Filters, baselines: tuple[str, ...] = (BEST,)
+) -> pl.DataFrame:
+    """The ``published_vs_measured`` view (db.views) over ``baselines``, each config with its regime
+    on its GPU: per baseline, then config."""
+    import polars as pl
+    from cuda_l2_explorer.db.shapes import regime
+
+    where, params = _baseline_where(filters, baselines)
+    frame = store.query(
+        f"SELECT * FROM published_vs_measured WHERE {where} "
+        f"ORDER BY set_id, gpu, mode, {_REPORT_ORDER_SQL}, m, n, k",
+        params,
+    )
+    regimes = [regime(Shape(m, n, k), g) for m, n, k, g in frame.select("m", "n", "k", "gpu").iter_rows()]
+    return frame.insert_column(frame.columns.index("baseline"), pl.Series("regime", regimes, dtype=pl.String))
+
+
+def published_without_measurement(store: Store, filters: Filters) -> list[tuple[str, str, str]]:
+    """(set_id, gpu, mode) with published speedups that no harness-3 run of the set measured on
+    that GPU and mode (what ``published_vs_measured`` leaves out)."""
+    where, params = filters.where()
+    return store.con.execute(
+        f"SELECT DISTINCT set_id, gpu, mode FROM published_long WHERE {where} "
+        f"EXCEPT SELECT DISTINCT set_id, gpu, mode FROM published_vs_measured ORDER BY ALL",
+        params,
+    ).fetchall()
 
 
 RUN_KINDS = ("published", "bench", "tune")

@@ -1,4 +1,5 @@
-"""Derived TEMP views over the ``all_<table>`` views: speedups in one long table.
+"""Derived TEMP views over the ``all_<table>`` views: speedups in one long table, the audit's
+findings, and the reference system's published speedups beside our measurement of its kernels.
 
 ``speedups`` has one row per (set, GPU, mode, config, baseline) from either source:
 published CSVs (SPEC §5) or measured runs (SPEC §7, unpadded, status ok). Besides the SPEC §6
@@ -171,3 +172,100 @@ FINDINGS_VIEWS: list[str] = [
                       CASE WHEN derived THEN ' (set count from the harness rule, not recorded)' ELSE '' END)
         FROM l2_span WHERE l2_span < {L2_SPAN_FACTOR}""",
 ]
+
+# Findings about how a config was measured rather than about the launcher: the L2 span (shared by
+# every implementation of the config) and graph replay vs CUPTI. ``published_vs_measured`` shows
+# them apart from the audit's findings on the kernel (sync, allocation, streams, accumulation).
+MEASUREMENT_CAVEATS: tuple[str, ...] = (L2_SPAN_FLAG, "timing-mismatch")
+_CAVEAT_LIST = ", ".join(f"'{c}'" for c in MEASUREMENT_CAVEATS)
+
+# Issue 17, SPEC §5 beside §7: per (set, GPU, mode, config, baseline) of a set that is both
+# published and measured on the same GPU label and mode, the published ratio (the reference
+# system's host-timed figure) beside our measurement of the same kernel in the newest harness-3
+# run that measured the config: its ratio and outcome from ``speedups`` (the same metric per mode
+# and the same win/loss/same spread rule as the stats), its ratio over the best baseline, the
+# kernel's correctness status (the worst of its rows), the audit's findings on it, and the
+# reference system's own metric (mean 2MNK / host time, SPEC §7) as a ratio over the same
+# baseline. A kernel that was incorrect, crashed or could not be captured in a graph has no
+# measured ratio here (the view never divides one metric by another); its status and findings
+# say why. ``verdict`` sets the measured outcome against the published one (a published ratio
+# above 1 is a claimed win).
+_REFERENCE_TFLOPS = (
+    "SELECT run_id, m, n, k, implementation, mean FROM all_measurements "
+    "WHERE metric = 'reference_tflops' AND status = 'ok' AND NOT padded"
+)
+_PUBLISHED_MODE_METRIC = (
+    "CASE p.mode " + " ".join(f"WHEN '{mode}' THEN '{x}'" for mode, x in HEADLINE_METRIC.items()) + " END"
+)
+FINDINGS_VIEWS.append(
+    f"""CREATE OR REPLACE TEMP VIEW published_vs_measured AS
+        WITH runs3 AS (
+            SELECT run_id, set_id, gpu, mode, started_at FROM all_runs
+            WHERE kind IN ('bench', 'tune')
+              AND coalesce(json_extract_string(params, '$.harness_version'), '') NOT IN ('1', '2')
+        ),
+        latest AS (
+            SELECT r.set_id, r.gpu, r.mode, x.m, x.n, x.k,
+                   arg_max(x.run_id, {{'at': r.started_at, 'run': x.run_id}}) AS run_id
+            FROM all_measurements x JOIN runs3 r USING (run_id)
+            WHERE x.implementation = 'kernel' AND NOT x.padded
+            GROUP BY ALL
+        ),
+        kernel AS (
+            SELECT l.set_id, l.gpu, l.mode, l.m, l.n, l.k, l.run_id,
+                   arg_min(x.status, x.status = 'ok') AS status, max(x.error_ratio) AS error_ratio,
+                   max(x.mean) FILTER (WHERE x.metric = 'reference_tflops' AND x.status = 'ok')
+                       AS reference_tflops
+            FROM latest l JOIN all_measurements x
+              ON x.run_id = l.run_id AND x.m = l.m AND x.n = l.n AND x.k = l.k
+             AND x.implementation = 'kernel' AND NOT x.padded
+            GROUP BY ALL
+        ),
+        reference AS (
+            SELECT run_id, m, n, k, implementation AS baseline, mean AS tflops
+            FROM ({_REFERENCE_TFLOPS}) WHERE implementation IN ({_BASELINE_LIST})
+            UNION ALL
+            SELECT run_id, m, n, k, regexp_replace(implementation, '-(nn|tn)$', '-max'), max(mean)
+            FROM ({_REFERENCE_TFLOPS})
+            WHERE implementation IN ({_BASELINE_LIST}) AND regexp_matches(implementation, '-(nn|tn)$')
+            GROUP BY ALL
+            UNION ALL
+            SELECT run_id, m, n, k, '{BEST}', max(mean)
+            FROM ({_REFERENCE_TFLOPS}) WHERE implementation IN ({_BASELINE_LIST})
+            GROUP BY run_id, m, n, k
+        ),
+        flags AS (
+            SELECT f.run_id, f.m, f.n, f.k,
+                   string_agg(DISTINCT f.finding, ',' ORDER BY f.finding)
+                       FILTER (WHERE f.finding NOT IN ({_CAVEAT_LIST})) AS audit,
+                   string_agg(DISTINCT f.finding, ',' ORDER BY f.finding)
+                       FILTER (WHERE f.finding IN ({_CAVEAT_LIST})) AS caveats
+            FROM findings f WHERE f.implementation IN ('kernel', 'all')
+            GROUP BY ALL
+        ),
+        measured AS (SELECT * FROM speedups WHERE source = 'measured')
+        SELECT p.set_id, p.gpu, p.mode, p.m, p.n, p.k, p.baseline,
+               p.speedup AS published, sp.speedup AS measured, sp.speedup_lo AS measured_lo,
+               sp.speedup_hi AS measured_hi, sp.outcome, best.speedup AS measured_best,
+               best.outcome AS outcome_best,
+               CASE WHEN sp.speedup IS NULL THEN NULL
+                    WHEN sp.outcome = 'same' THEN 'same'
+                    WHEN p.speedup > 1 AND sp.outcome = 'loss' THEN 'contradicted'
+                    WHEN p.speedup > 1 THEN 'confirmed'
+                    WHEN sp.outcome = 'loss' THEN 'no-win-either'
+                    ELSE 'measured-win-only' END AS verdict,
+               coalesce(sp.metric, {_PUBLISHED_MODE_METRIC}) AS metric,
+               kn.status, kn.error_ratio, coalesce(fl.audit, '') AS audit,
+               coalesce(fl.caveats, '') AS caveats,
+               kn.reference_tflops, kn.reference_tflops / ref.tflops AS reference_speedup, kn.run_id
+        FROM published_long p
+        JOIN kernel kn ON kn.set_id = p.set_id AND kn.gpu = p.gpu AND kn.mode = p.mode
+         AND kn.m = p.m AND kn.n = p.n AND kn.k = p.k
+        LEFT JOIN measured sp ON sp.run_id = kn.run_id AND sp.m = p.m AND sp.n = p.n AND sp.k = p.k
+         AND sp.baseline = p.baseline
+        LEFT JOIN measured best ON best.run_id = kn.run_id AND best.m = p.m AND best.n = p.n
+         AND best.k = p.k AND best.baseline = '{BEST}'
+        LEFT JOIN reference ref ON ref.run_id = kn.run_id AND ref.m = p.m AND ref.n = p.n
+         AND ref.k = p.k AND ref.baseline = p.baseline
+        LEFT JOIN flags fl ON fl.run_id = kn.run_id AND fl.m = p.m AND fl.n = p.n AND fl.k = p.k"""
+)

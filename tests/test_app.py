@@ -596,3 +596,56 @@ async def test_a_smaller_table_replaces_a_larger_one_under_the_cursor(app_db):
         app.query_one("#selection").value = labels.index("ours/h100_F32F16F16F32 · h100 · offline · measured")
         await _ready(pilot)
         assert table.row_count == 2 and len(_shown_rows(app, "#configs-table")) == 2
+
+
+async def _published_vs_measured(app, pilot) -> list[tuple[str, ...]]:
+    """The Compare pane in its published-vs-measured view; the table's rows as shown."""
+    from cuda_l2_explorer.app.panes.compare import PUBLISHED_VS_MEASURED
+
+    await _ready(pilot)
+    await pilot.press("6")
+    app.query_one("#compare-view").value = PUBLISHED_VS_MEASURED
+    await _ready(pilot)
+    table = app.query_one("#compare-table")
+    return [tuple(str(v) for v in table.get_row_at(i)) for i in range(table.row_count)]
+
+
+async def test_compare_shows_published_beside_measured(loaded_db):
+    """Each measured config of the reference set beside its published figure, the configs the
+    measurement contradicts most first, with the summary; back to two selections on request."""
+    from cuda_l2_explorer.app.panes.compare import PVM_COLUMNS
+    from pvm_fixtures import plant_measured_reference_set
+
+    plant_measured_reference_set(loaded_db)
+    app = ExplorerApp(loaded_db, with_bundled=False)
+    async with app.run_test(size=SIZE) as pilot:
+        rows = await _published_vs_measured(app, pilot)
+        table = app.query_one("#compare-table")
+        assert [str(c.label) for c in table.columns.values()] == [label for _, label in PVM_COLUMNS]
+        assert [row[:3] for row in rows] == [
+            ("64", "64", "64"),  # published 1.25, measured 0.733: contradicted
+            ("1024", "1024", "1024"),
+            ("128", "64", "64"),
+            ("64", "128", "64"),
+            ("64", "64", "128"),
+            ("1024", "1024", "2048"),  # no measured ratio: last
+            ("2048", "1024", "1024"),
+        ]
+        assert rows[0][3:7] == ("1.250", "0.733", f"{0.733333 / 1.25:.3f}", "contradicted")
+        assert rows[-1][4] == "-" and rows[-1][7:9] == ("incorrect", "fp16_accumulation_suspected")
+        summary = str(app.query_one("#compare-summary").render())
+        assert "5 configs compared" in summary and "contradicts 1" in summary
+        assert not app.query_one("#compare-left").display
+
+        app.query_one("#compare-view").value = "pair"
+        await _ready(pilot)
+        assert app.query_one("#compare-left").display
+
+
+async def test_compare_says_how_to_measure_a_published_set(app_db):
+    app = ExplorerApp(app_db, with_bundled=False)
+    async with app.run_test(size=SIZE) as pilot:
+        assert await _published_vs_measured(app, pilot) == []
+        summary = str(app.query_one("#compare-summary").render())
+        assert "no harness-3 measurement" in summary
+        assert "bench --set <checkout>/kernels/h100_F32F16F16F32 --set-name cuda-l2" in summary

@@ -131,6 +131,33 @@ def test_screens_at_80x24(snap_compare, snap_app, steps):
     assert _picture(snap_compare, snap_app, *steps, size=SMALL)
 
 
+def _published_vs_measured(app) -> None:
+    from cuda_l2_explorer.app.panes.compare import PUBLISHED_VS_MEASURED
+
+    app.query_one("#compare-view").value = PUBLISHED_VS_MEASURED
+
+
+@pytest.fixture
+def pvm_app(loaded_db):
+    """The fixture's published rows and a planted harness-3 measurement of the same set."""
+    from pvm_fixtures import plant_measured_reference_set
+
+    plant_measured_reference_set(loaded_db)
+    return ExplorerApp(loaded_db, with_bundled=False)
+
+
+@pytest.mark.parametrize("size", [SIZE, SMALL], ids=["160x48", "80x24"])
+def test_compare_published_vs_measured(snap_compare, pvm_app, size):
+    """Compare's published-vs-measured view: the summary, then the configs the measurement
+    contradicts most first, with status and audit findings."""
+    assert _picture(snap_compare, pvm_app, ["6"], _published_vs_measured, size=size)
+
+
+def test_compare_published_without_measurement(snap_compare, snap_app):
+    """A set published but not measured: the pane names the command that would measure it."""
+    assert _picture(snap_compare, snap_app, ["6"], _published_vs_measured)
+
+
 def test_sort_menu(snap_compare, snap_app):
     """s in the Configs table: the columns, the sorted one marked."""
     assert _picture(snap_compare, snap_app, _choose_published_offline, ["2"], ["s"])

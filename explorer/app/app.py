@@ -370,6 +370,20 @@ class ExplorerApp(App[None]):
             return
         self.call_from_thread(self.query_one(ComparePane).show, a, b, left.label, right.label)
 
+    @on(ComparePane.PublishedVsMeasuredWanted)
+    def _published_vs_measured(self) -> None:
+        self.run_published_vs_measured()
+
+    @work(thread=True, exclusive=True, group="db")
+    def run_published_vs_measured(self) -> None:
+        pane = self.query_one(ComparePane)
+        try:
+            rows, lines = self.source.published_vs_measured()
+        except Exception as exc:  # nothing measured yet: the pane says what would measure it
+            self.call_from_thread(pane.show_published_vs_measured_problem, describe_error(exc))
+            return
+        self.call_from_thread(pane.show_published_vs_measured, rows, lines)
+
     # ------------------------------------------------------------ live bench
     @on(BenchPane.Start)
     def _bench(self, event: BenchPane.Start) -> None:

@@ -135,6 +135,16 @@ class DataSource:
         with self._store() as store:
             return browse.config_table(store, sel.set_id, sel.gpu, sel.mode)
 
+    def published_vs_measured(self) -> tuple[pl.DataFrame, list[str]]:
+        """Every set both published and measured on one GPU and mode, over the best baseline:
+        the rows and the summary lines (engine.stats.published_vs_measured)."""
+        from cuda_l2_explorer.engine import browse
+        from cuda_l2_explorer.engine.stats import published_vs_measured
+
+        with self._store() as store:
+            comparison = published_vs_measured(store, browse.Filters())
+        return comparison.rows, comparison.lines()
+
     def samples(self, sel: Selection, shape: Shape) -> pl.DataFrame:
         from cuda_l2_explorer.engine import browse
 

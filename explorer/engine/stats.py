@@ -1,17 +1,27 @@
 """Aggregate speedups (SPEC §7: geometric mean first) per set, GPU, mode, source and baseline or
-regime, and the overview of a store. Thin over ``db.reads``, which holds the SQL."""
+regime, the overview of a store, and the reference system's published speedups set beside our
+measurement of its kernels (issue 17). Thin over ``db.reads``, which holds the SQL."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from cuda_l2_explorer.db import reads
-from cuda_l2_explorer.db.errors import UsageError
+from cuda_l2_explorer.db.errors import NotFoundError, UsageError
 from cuda_l2_explorer.db.reads import Filters
 from cuda_l2_explorer.db.store import Store
-from cuda_l2_explorer.db.views import HEADLINE_BASELINES
+from cuda_l2_explorer.db.views import BEST, HEADLINE_BASELINES
 
-__all__ = ["HEADLINE_BASELINES", "headline", "stats", "stats_by_regime"]
+__all__ = [
+    "HEADLINE_BASELINES",
+    "PublishedVsMeasured",
+    "headline",
+    "measure_command",
+    "published_vs_measured",
+    "stats",
+    "stats_by_regime",
+]
 
 if TYPE_CHECKING:
     import polars as pl
@@ -32,3 +42,78 @@ def stats_by_regime(store: Store, filters: Filters, baselines: tuple[str, ...] =
 def headline(store: Store) -> pl.DataFrame:
     """Each set's speedup over the headline baselines: what the app and the CLI's overview show."""
     return reads.stats(store, reads.resolve_filters(store), HEADLINE_BASELINES)
+
+
+@dataclass(frozen=True)
+class PublishedVsMeasured:
+    """Per config the published ratio beside our measurement (``rows``: db.views'
+    ``published_vs_measured`` with each config's regime) and, per set, GPU, mode and baseline,
+    what they add up to (``summary``)."""
+
+    rows: pl.DataFrame
+    summary: pl.DataFrame
+
+    def lines(self) -> list[str]:
+        """The summary, one line per set, GPU, mode and baseline."""
+        out = []
+        for r in self.summary.iter_rows(named=True):
+            head = f"{r['set_id']} on {r['gpu']}, {r['mode']}, over {r['baseline']} ({r['metric']}):"
+            if r["compared"]:
+                figures = (
+                    f"{r['compared']} configs compared, geomean published {r['geomean_published']:.3f} "
+                    f"vs measured {r['geomean_measured']:.3f}; the measurement contradicts "
+                    f"{r['contradicted']} (published win, measured loss beyond the spread), confirms "
+                    f"{r['confirmed']}"
+                )
+            else:
+                figures = "no config with a measured ratio to compare"
+            tail = f"; {r['audited']} of {r['configs']} measured configs carry audit findings"
+            if r["no_ratio"]:
+                tail += f", {r['no_ratio']} have no {r['metric']} ratio (incorrect, failed or not capturable)"
+            out.append(f"{head} {figures}{tail}.")
+        return out
+
+
+def measure_command(set_id: str) -> str:
+    """The command that measures a published set's kernels under its own set id (SPEC §4 folder
+    ``<device>_<ACC>`` of a checkout of the reference system)."""
+    name, _, folder = set_id.partition("/")
+    return f"cuda-l2-explorer bench --set <checkout>/kernels/{folder} --set-name {name} --grid --mode offline"
+
+
+def published_vs_measured(
+    store: Store, filters: Filters, baselines: tuple[str, ...] = (BEST,)
+) -> PublishedVsMeasured:
+    """Each config of a set both published and measured (same GPU, same mode): the published
+    speedup beside our harness-3 measurement of the same kernel, with its status and the audit's
+    findings, and a summary per set, GPU, mode and baseline. Geomeans are over the configs that
+    have both ratios, so the two are over the same configs. Raises NotFoundError naming the
+    command that would measure a published set when nothing was measured."""
+    import polars as pl
+
+    rows = reads.published_vs_measured(store, filters, baselines or (BEST,))
+    if rows.height == 0:
+        missing = reads.published_without_measurement(store, filters)
+        if not missing:
+            raise NotFoundError("no published speedups match these filters")
+        # The example names a Hopper set where there is one: what this product measures on.
+        set_id, gpu, _ = min(missing, key=lambda m: (m[1] not in ("h100", "h200"), m))
+        others = len({(s, g) for s, g, _ in missing}) - 1
+        also = f" (and {others} other published set(s) alike)" if others else ""
+        raise NotFoundError(
+            f"{set_id} has published speedups on {gpu} but no harness-3 measurement of its kernels"
+            f"{also}; measure them on that GPU with `{measure_command(set_id)}`"
+        )
+    both = pl.col("measured").is_not_null()
+    summary = rows.group_by("set_id", "gpu", "mode", "baseline", "metric", maintain_order=True).agg(
+        pl.len().alias("configs"),
+        both.sum().alias("compared"),
+        pl.col("published").filter(both).log().mean().exp().alias("geomean_published"),
+        pl.col("measured").filter(both).log().mean().exp().alias("geomean_measured"),
+        (pl.col("verdict") == "contradicted").sum().alias("contradicted"),
+        (pl.col("verdict") == "confirmed").sum().alias("confirmed"),
+        (pl.col("verdict") == "same").sum().alias("same"),
+        (pl.col("audit") != "").sum().alias("audited"),
+        (~both).sum().alias("no_ratio"),
+    )
+    return PublishedVsMeasured(rows, summary)

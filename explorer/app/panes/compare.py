@@ -1,4 +1,5 @@
-"""Compare: two selections (sets, GPUs, runs or published vs measured) config by config."""
+"""Compare: two selections (sets, GPUs, runs or published vs measured) config by config, or the
+reference system's published speedups beside our measurement of the same kernels (issue 17)."""
 
 from __future__ import annotations
 
@@ -16,10 +17,41 @@ if TYPE_CHECKING:
     import polars as pl
 
 
+PAIR = "pair"
+PUBLISHED_VS_MEASURED = "published-vs-measured"
+VIEWS = {"two selections": PAIR, "published vs measured": PUBLISHED_VS_MEASURED}
+# The published-vs-measured table: what names a config, then the two figures and how they relate,
+# then the status and findings behind the measured one (db.views.published_vs_measured).
+PVM_COLUMNS = (
+    ("m", "m"),
+    ("n", "n"),
+    ("k", "k"),
+    ("published", "published"),
+    ("measured", "measured"),
+    ("measured/published", "meas/publ"),
+    ("verdict", "verdict"),
+    ("status", "status"),
+    ("audit", "audit"),
+    ("caveats", "caveats"),
+    ("reference_speedup", "ref metric"),
+    ("regime", "regime"),
+    ("mode", "mode"),
+    ("gpu", "gpu"),
+    ("set_id", "set"),
+)
+
+PVM_TEXT_COLUMNS = {"verdict", "status", "audit", "caveats", "regime", "mode", "gpu", "set_id"}
+
+
+def _text(value: object) -> str:
+    return "-" if value is None else (f"{value:.3f}" if isinstance(value, float) else str(value))
+
+
 class ComparePane(Vertical):
     DEFAULT_CSS = """
     ComparePane #compare-controls { height: 3; }
     ComparePane Select { width: 1fr; }
+    ComparePane #compare-view { width: 27; }
     ComparePane #compare-summary { height: auto; padding: 0 1; }
     ComparePane #compare-table { height: 1fr; }
     """
@@ -30,8 +62,12 @@ class ComparePane(Vertical):
             self.right = right
             super().__init__()
 
+    class PublishedVsMeasuredWanted(Message):
+        """Every set both published and measured on one GPU and mode, over the best baseline."""
+
     def compose(self) -> ComposeResult:
         with Horizontal(id="compare-controls"):
+            yield Select(list(VIEWS.items()), value=PAIR, allow_blank=False, id="compare-view")
             yield Select([], prompt="left", id="compare-left")
             yield Select([], prompt="right", id="compare-right")
         yield Static(
@@ -44,8 +80,22 @@ class ComparePane(Vertical):
         for widget_id in ("#compare-left", "#compare-right"):
             self.query_one(widget_id, Select).set_options(options)
 
-    @on(Select.Changed)
+    @on(Select.Changed, "#compare-view")
+    def _view_changed(self, event: Select.Changed) -> None:
+        published = event.value == PUBLISHED_VS_MEASURED
+        for widget_id in ("#compare-left", "#compare-right"):
+            self.query_one(widget_id, Select).display = not published
+        if published:
+            self.query_one("#compare-summary", Static).update("Reading the published and measured rows ...")
+            self.query_one("#compare-table", FrameTable).set_rows([], [])
+            self.post_message(self.PublishedVsMeasuredWanted())
+        else:
+            self._changed()
+
+    @on(Select.Changed, "#compare-left, #compare-right")
     def _changed(self) -> None:
+        if self.query_one("#compare-view", Select).value != PAIR:
+            return
         left = self.query_one("#compare-left", Select).value
         right = self.query_one("#compare-right", Select).value
         if isinstance(left, int) and isinstance(right, int):
@@ -79,8 +129,31 @@ class ComparePane(Vertical):
             )
         self.query_one("#compare-table", FrameTable).set_rows(
             [(c, c, True) for c in joined.columns],
-            [
-                ["-" if v is None else (f"{v:.3f}" if isinstance(v, float) else str(v)) for v in row]
-                for row in joined.iter_rows()
-            ],
+            [[_text(v) for v in row] for row in joined.iter_rows()],
         )
+
+    def show_published_vs_measured(self, rows: pl.DataFrame, lines: list[str]) -> None:
+        """The comparison over the best baseline, the configs the measurement contradicts most
+        first (measured/published ascending; configs without a measured ratio last)."""
+        import polars as pl
+
+        if self.query_one("#compare-view", Select).value != PUBLISHED_VS_MEASURED:
+            return  # the user went back to two selections while it was read
+        ordered = rows.with_columns(
+            (pl.col("measured") / pl.col("published")).alias("measured/published")
+        ).sort("measured/published", nulls_last=True)
+        self.query_one("#compare-summary", Static).update(
+            "\n".join(lines)
+            + "\nmeasured: our harness-3 ratio of the same kernel, GPU and mode; ref metric: the "
+            "reference system's own (2MNK / host time), measured here"
+        )
+        self.query_one("#compare-table", FrameTable).set_rows(
+            [(key, label, key not in PVM_TEXT_COLUMNS) for key, label in PVM_COLUMNS],
+            [[_text(row[key]) for key, _ in PVM_COLUMNS] for row in ordered.iter_rows(named=True)],
+        )
+
+    def show_published_vs_measured_problem(self, text: str) -> None:
+        """Why there is nothing to compare (a set published but not measured: the command to run)."""
+        if self.query_one("#compare-view", Select).value == PUBLISHED_VS_MEASURED:
+            self.query_one("#compare-summary", Static).update(text)
+            self.query_one("#compare-table", FrameTable).set_rows([], [])
