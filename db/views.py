@@ -68,6 +68,50 @@ _OUTCOME_PUBLISHED = "CASE WHEN speedup > 1 THEN 'win' WHEN speedup < 1 THEN 'lo
 HEADLINE_METRIC = {"offline": "device_time", "server": "isolated_call"}
 _MODE_METRIC = "CASE r.mode WHEN 'server' THEN 'isolated_call' ELSE 'device_time' END"
 
+
+def ratio_views(prefix: str, metric_sql: str) -> list[str]:
+    """Three views, ``<prefix>_times`` (harness-3 rows of one metric per run: ``metric_sql``, SQL
+    over the run ``r``), ``<prefix>_baselines`` (the seven baselines, each family's faster layout
+    and the fastest of all) and ``<prefix>_long`` (the kernel's ratio over each, with the
+    run-to-run spread's interval and outcome)."""
+    return [
+        f"""CREATE OR REPLACE TEMP VIEW {prefix}_times AS
+        SELECT r.set_id, r.gpu, r.mode, r.run_id, x.m, x.n, x.k, x.implementation, x.padded,
+               x.median, x.p10, x.p90, x.metric
+        FROM all_measurements x JOIN run_harness r USING (run_id)
+        WHERE x.metric = {metric_sql} AND x.status = 'ok' AND r.kind IN ('bench', 'tune')
+          -- an older store read without migrating (v5+) still holds harness 1/2 rows so named
+          AND coalesce(r.harness, '') NOT IN ('1', '2')""",
+        f"""CREATE OR REPLACE TEMP VIEW {prefix}_baselines AS
+        SELECT set_id, gpu, mode, run_id, metric, m, n, k, implementation AS baseline, median, p10, p90
+        FROM {prefix}_times WHERE implementation IN ({_BASELINE_LIST}) AND NOT padded
+        UNION ALL
+        SELECT set_id, gpu, mode, run_id, metric, m, n, k,
+               regexp_replace(implementation, '-(nn|tn)$', '-max') AS baseline,
+               min(median), arg_min(p10, {{'median': median, 'impl': implementation}}),
+               arg_min(p90, {{'median': median, 'impl': implementation}})
+        FROM {prefix}_times
+        WHERE implementation IN ({_BASELINE_LIST}) AND NOT padded
+          AND regexp_matches(implementation, '-(nn|tn)$')
+        GROUP BY ALL
+        UNION ALL
+        SELECT set_id, gpu, mode, run_id, metric, m, n, k, '{BEST}',
+               min(median), arg_min(p10, {{'median': median, 'impl': implementation}}),
+               arg_min(p90, {{'median': median, 'impl': implementation}})
+        FROM {prefix}_times WHERE implementation IN ({_BASELINE_LIST}) AND NOT padded
+        GROUP BY set_id, gpu, mode, run_id, metric, m, n, k""",
+        f"""CREATE OR REPLACE TEMP VIEW {prefix}_long AS
+        SELECT b.set_id, b.gpu, b.mode, b.metric, b.m, b.n, b.k, b.baseline,
+               b.median / t.median AS speedup, b.p10 / t.p90 AS speedup_lo, b.p90 / t.p10 AS speedup_hi,
+               CASE WHEN t.p90 < b.p10 THEN 'win' WHEN t.p10 > b.p90 THEN 'loss' ELSE 'same' END
+                   AS outcome,
+               b.run_id, t.median AS kernel_s, b.median AS baseline_s
+        FROM {prefix}_baselines b JOIN {prefix}_times t
+          ON t.run_id = b.run_id AND t.m = b.m AND t.n = b.n AND t.k = b.k
+         AND t.metric = b.metric AND t.implementation = 'kernel' AND NOT t.padded""",
+    ]
+
+
 DERIVED_VIEWS: list[str] = [
     f"""CREATE OR REPLACE TEMP VIEW published_long AS
         SELECT p.set_id, s.gpu, p.mode, p.m, p.n, p.k, p.baseline, p.speedup, p.run_id
@@ -83,40 +127,7 @@ DERIVED_VIEWS: list[str] = [
         SELECT run_id, mode, set_id, gpu, kind,
                json_extract_string(params, '$.harness_version') AS harness
         FROM all_runs""",
-    f"""CREATE OR REPLACE TEMP VIEW measured_times AS
-        SELECT r.set_id, r.gpu, r.mode, r.run_id, x.m, x.n, x.k, x.implementation, x.padded,
-               x.median, x.p10, x.p90, x.metric
-        FROM all_measurements x JOIN run_harness r USING (run_id)
-        WHERE x.metric = {_MODE_METRIC} AND x.status = 'ok' AND r.kind IN ('bench', 'tune')
-          -- an older store read without migrating (v5+) still holds harness 1/2 rows so named
-          AND coalesce(r.harness, '') NOT IN ('1', '2')""",
-    f"""CREATE OR REPLACE TEMP VIEW measured_baselines AS
-        SELECT set_id, gpu, mode, run_id, metric, m, n, k, implementation AS baseline, median, p10, p90
-        FROM measured_times WHERE implementation IN ({_BASELINE_LIST}) AND NOT padded
-        UNION ALL
-        SELECT set_id, gpu, mode, run_id, metric, m, n, k,
-               regexp_replace(implementation, '-(nn|tn)$', '-max') AS baseline,
-               min(median), arg_min(p10, {{'median': median, 'impl': implementation}}),
-               arg_min(p90, {{'median': median, 'impl': implementation}})
-        FROM measured_times
-        WHERE implementation IN ({_BASELINE_LIST}) AND NOT padded
-          AND regexp_matches(implementation, '-(nn|tn)$')
-        GROUP BY ALL
-        UNION ALL
-        SELECT set_id, gpu, mode, run_id, metric, m, n, k, '{BEST}',
-               min(median), arg_min(p10, {{'median': median, 'impl': implementation}}),
-               arg_min(p90, {{'median': median, 'impl': implementation}})
-        FROM measured_times WHERE implementation IN ({_BASELINE_LIST}) AND NOT padded
-        GROUP BY set_id, gpu, mode, run_id, metric, m, n, k""",
-    """CREATE OR REPLACE TEMP VIEW measured_long AS
-        SELECT b.set_id, b.gpu, b.mode, b.metric, b.m, b.n, b.k, b.baseline,
-               b.median / t.median AS speedup, b.p10 / t.p90 AS speedup_lo, b.p90 / t.p10 AS speedup_hi,
-               CASE WHEN t.p90 < b.p10 THEN 'win' WHEN t.p10 > b.p90 THEN 'loss' ELSE 'same' END
-                   AS outcome,
-               b.run_id, t.median AS kernel_s, b.median AS baseline_s
-        FROM measured_baselines b JOIN measured_times t
-          ON t.run_id = b.run_id AND t.m = b.m AND t.n = b.n AND t.k = b.k
-         AND t.metric = b.metric AND t.implementation = 'kernel' AND NOT t.padded""",
+    *ratio_views("measured", _MODE_METRIC),
     f"""CREATE OR REPLACE TEMP VIEW speedups AS
         SELECT x.set_id, s.name AS set_name, s.accumulator, x.gpu, x.mode, x.m, x.n, x.k,
                x.baseline, x.speedup, {_OUTCOME_PUBLISHED} AS outcome, 'published' AS source,
@@ -186,10 +197,10 @@ _CAVEAT_LIST = ", ".join(f"'{c}'" for c in MEASUREMENT_CAVEATS)
 # and the same win/loss/same spread rule as the stats), its ratio over the best baseline, the
 # kernel's correctness status (the worst of its rows), the audit's findings on it, and the
 # reference system's own metric (mean 2MNK / host time, SPEC §7) as a ratio over the same
-# baseline. A kernel that was incorrect, crashed or could not be captured in a graph has no
-# measured ratio here (the view never divides one metric by another); its status and findings
-# say why. ``verdict`` sets the measured outcome against the published one (a published ratio
-# above 1 is a claimed win).
+# baseline. A kernel that was incorrect or crashed has no measured ratio here; one that could not
+# be captured in a graph has its isolated-call ratio instead, with ``metric`` saying so (the view
+# never divides one metric by another); status and findings say why. ``verdict`` sets the
+# measured outcome against the published one (a published ratio above 1 is a claimed win).
 _REFERENCE_TFLOPS = (
     "SELECT run_id, m, n, k, implementation, mean FROM all_measurements "
     "WHERE metric = 'reference_tflops' AND status = 'ok' AND NOT padded"
@@ -197,6 +208,10 @@ _REFERENCE_TFLOPS = (
 _PUBLISHED_MODE_METRIC = (
     "CASE p.mode " + " ".join(f"WHEN '{mode}' THEN '{x}'" for mode, x in HEADLINE_METRIC.items()) + " END"
 )
+# A kernel that could not be captured in a graph (the reference system's launch on the legacy
+# default stream) has no device time; its ratio in the comparison is the isolated call's (one call
+# between events on an idle GPU, the same metric for the kernel and every baseline), labelled.
+FINDINGS_VIEWS += ratio_views("isolated", "'isolated_call'")
 FINDINGS_VIEWS.append(
     f"""CREATE OR REPLACE TEMP VIEW published_vs_measured AS
         WITH runs3 AS (
@@ -243,7 +258,21 @@ FINDINGS_VIEWS.append(
             FROM findings f WHERE f.implementation IN ('kernel', 'all')
             GROUP BY ALL
         ),
-        measured AS (SELECT * FROM speedups WHERE source = 'measured')
+        measured AS (SELECT * FROM speedups WHERE source = 'measured'),
+        -- the mode's own metric where the kernel has it, else (not capturable) the isolated call
+        ratio AS (
+            SELECT kn.run_id, kn.m, kn.n, kn.k, b.baseline,
+                   coalesce(sp.speedup, iso.speedup) AS speedup,
+                   coalesce(sp.speedup_lo, iso.speedup_lo) AS speedup_lo,
+                   coalesce(sp.speedup_hi, iso.speedup_hi) AS speedup_hi,
+                   coalesce(sp.outcome, iso.outcome) AS outcome, coalesce(sp.metric, iso.metric) AS metric
+            FROM kernel kn
+            CROSS JOIN (SELECT DISTINCT baseline FROM published_long) b
+            LEFT JOIN measured sp ON sp.run_id = kn.run_id AND sp.m = kn.m AND sp.n = kn.n
+             AND sp.k = kn.k AND sp.baseline = b.baseline
+            LEFT JOIN isolated_long iso ON sp.speedup IS NULL AND iso.run_id = kn.run_id
+             AND iso.m = kn.m AND iso.n = kn.n AND iso.k = kn.k AND iso.baseline = b.baseline
+        )
         SELECT p.set_id, p.gpu, p.mode, p.m, p.n, p.k, p.baseline,
                p.speedup AS published, sp.speedup AS measured, sp.speedup_lo AS measured_lo,
                sp.speedup_hi AS measured_hi, sp.outcome, best.speedup AS measured_best,
@@ -261,9 +290,9 @@ FINDINGS_VIEWS.append(
         FROM published_long p
         JOIN kernel kn ON kn.set_id = p.set_id AND kn.gpu = p.gpu AND kn.mode = p.mode
          AND kn.m = p.m AND kn.n = p.n AND kn.k = p.k
-        LEFT JOIN measured sp ON sp.run_id = kn.run_id AND sp.m = p.m AND sp.n = p.n AND sp.k = p.k
+        LEFT JOIN ratio sp ON sp.run_id = kn.run_id AND sp.m = p.m AND sp.n = p.n AND sp.k = p.k
          AND sp.baseline = p.baseline
-        LEFT JOIN measured best ON best.run_id = kn.run_id AND best.m = p.m AND best.n = p.n
+        LEFT JOIN ratio best ON best.run_id = kn.run_id AND best.m = p.m AND best.n = p.n
          AND best.k = p.k AND best.baseline = '{BEST}'
         LEFT JOIN reference ref ON ref.run_id = kn.run_id AND ref.m = p.m AND ref.n = p.n
          AND ref.k = p.k AND ref.baseline = p.baseline

@@ -624,17 +624,19 @@ async def test_compare_shows_published_beside_measured(loaded_db):
         assert [str(c.label) for c in table.columns.values()] == [label for _, label in PVM_COLUMNS]
         assert [row[:3] for row in rows] == [
             ("64", "64", "64"),  # published 1.25, measured 0.733: contradicted
+            ("1024", "1024", "2048"),  # not capturable: its isolated call, 41 / 43 against 1.10
             ("1024", "1024", "1024"),
             ("128", "64", "64"),
             ("64", "128", "64"),
             ("64", "64", "128"),
-            ("1024", "1024", "2048"),  # no measured ratio: last
-            ("2048", "1024", "1024"),
+            ("2048", "1024", "1024"),  # incorrect: no measured ratio, last
         ]
-        assert rows[0][3:7] == ("1.250", "0.733", f"{0.733333 / 1.25:.3f}", "contradicted")
-        assert rows[-1][4] == "-" and rows[-1][7:9] == ("incorrect", "fp16_accumulation_suspected")
+        assert rows[0][3:8] == ("1.250", "0.733", f"{0.733333 / 1.25:.3f}", "contradicted", "device_time")
+        assert rows[1][6:8] == ("contradicted", "isolated_call")
+        assert rows[-1][4] == "-" and rows[-1][8:10] == ("incorrect", "fp16_accumulation_suspected")
         summary = str(app.query_one("#compare-summary").render())
         assert "5 configs compared" in summary and "contradicts 1" in summary
+        assert "(isolated_call): 1 configs compared" in summary
         assert not app.query_one("#compare-left").display
 
         app.query_one("#compare-view").value = "pair"

@@ -6,6 +6,7 @@ import csv
 import io
 import statistics
 
+import polars as pl
 import pytest
 from conftest import OFFLINE, read_fixture
 from cuda_l2_explorer.db.errors import NotFoundError
@@ -19,6 +20,7 @@ from pvm_fixtures import (
     SET_ID,
     SEVEN,
     expected_best,
+    expected_isolated_best,
     expected_reference_best,
     plant_measured_reference_set,
 )
@@ -29,9 +31,12 @@ VERDICTS = {
     Shape(64, 128, 64): "measured-win-only",
     Shape(128, 64, 64): "confirmed",
     Shape(1024, 1024, 1024): "same",
-    Shape(1024, 1024, 2048): None,  # not capturable: no device time
+    Shape(1024, 1024, 2048): "contradicted",  # not capturable: compared by its isolated call
     Shape(2048, 1024, 1024): None,  # incorrect
 }
+
+
+NOT_CAPTURED = Shape(1024, 1024, 2048)
 
 
 @pytest.fixture
@@ -59,12 +64,13 @@ def test_each_measured_config_beside_its_published_figure(pvm_db):
     for shape, row in rows.items():
         assert row["published"] == pytest.approx(_published_best(shape)), shape
         assert row["verdict"] == VERDICTS[shape], shape
-        assert row["metric"] == "device_time"
+        expected = expected_isolated_best(shape) if shape == NOT_CAPTURED else expected_best(shape)
+        assert row["metric"] == ("isolated_call" if shape == NOT_CAPTURED else "device_time")
         if VERDICTS[shape] is None:
             assert row["measured"] is None and row["measured_best"] is None
         else:
-            assert row["measured"] == pytest.approx(expected_best(shape)), shape
-            assert row["measured_best"] == pytest.approx(expected_best(shape))
+            assert row["measured"] == pytest.approx(expected), shape
+            assert row["measured_best"] == pytest.approx(expected)
             assert row["measured_lo"] < row["measured"] < row["measured_hi"]
     assert rows[Shape(64, 64, 64)]["audit"] == "sync_per_call"
     assert rows[Shape(1024, 1024, 2048)]["audit"] == "alloc_per_call,not-capturable"
@@ -91,18 +97,24 @@ def test_other_baselines_keep_the_best_baseline_ratio_beside_them(pvm_db):
     for row in rows.iter_rows(named=True):
         shape = Shape(row["m"], row["n"], row["k"])
         assert row["published"] == pytest.approx(fixture[shape.astuple()][row["baseline"]])
-        if row["measured"] is not None:
-            # the planted torch.matmul is 1.10x the fastest baseline's time, cuBLAS-max 1.12x
-            factor = 1.10 if row["baseline"] == "torch.matmul" else 1.12
+        # the planted torch.matmul is 1.10x the fastest baseline's time, cuBLAS-max 1.12x
+        factor = 1.10 if row["baseline"] == "torch.matmul" else 1.12
+        if shape == NOT_CAPTURED:  # isolated calls: each planted 3 us above the device time
+            kernel_us, fastest_us, *_ = CASES[shape]
+            assert row["measured"] == pytest.approx((fastest_us * factor + 3) / (kernel_us + 3))
+            assert row["measured_best"] == pytest.approx(expected_isolated_best(shape))
+        elif row["measured"] is not None:
             assert row["measured"] == pytest.approx(expected_best(shape) * factor)
             assert row["measured_best"] == pytest.approx(expected_best(shape))
 
 
 def test_summary_adds_up_the_rows(pvm_db):
     comparison = _comparison(pvm_db)
-    (summary,) = comparison.summary.to_dicts()
-    compared = [s for s, v in VERDICTS.items() if v is not None]
-    assert summary["configs"] == 7 and summary["compared"] == 5 and summary["no_ratio"] == 2
+    # device times and the not-capturable kernel's isolated call are summarised apart
+    summary, isolated = comparison.summary.to_dicts()
+    assert (summary["metric"], isolated["metric"]) == ("device_time", "isolated_call")
+    compared = [s for s, v in VERDICTS.items() if v is not None and s != NOT_CAPTURED]
+    assert summary["configs"] == 6 and summary["compared"] == 5 and summary["no_ratio"] == 1
     assert summary["geomean_published"] == pytest.approx(
         statistics.geometric_mean([_published_best(s) for s in compared])
     )
@@ -110,9 +122,12 @@ def test_summary_adds_up_the_rows(pvm_db):
         statistics.geometric_mean([expected_best(s) for s in compared])
     )
     assert (summary["contradicted"], summary["confirmed"], summary["same"]) == (1, 1, 1)
-    assert summary["audited"] == 3
-    (line,) = comparison.lines()
-    assert "5 configs compared" in line and "contradicts 1" in line and "3 of 7" in line
+    assert summary["audited"] == 2
+    assert (isolated["configs"], isolated["compared"], isolated["contradicted"]) == (1, 1, 1)
+    assert isolated["geomean_measured"] == pytest.approx(expected_isolated_best(NOT_CAPTURED))
+    line, isolated_line = comparison.lines()
+    assert "5 configs compared" in line and "contradicts 1" in line and "2 of 6" in line
+    assert "(isolated_call): 1 configs compared" in isolated_line
 
 
 def test_the_newest_run_of_a_config_is_the_one_compared(pvm_db):
@@ -172,8 +187,10 @@ def test_plot_draws_each_config_where_its_figures_put_it(pvm_db, tmp_path, capsy
 
     script = _plot_script()
     assert script.main(["--db", str(pvm_db), "--out", str(tmp_path / "plots")]) == 0
-    (svg_path,) = (tmp_path / "plots").iterdir()
-    assert svg_path.name == "published_vs_measured_cuda-l2_h100_offline_best-baseline.svg"
+    name = "published_vs_measured_cuda-l2_h100_offline_best-baseline"
+    names = sorted(p.name for p in (tmp_path / "plots").iterdir())
+    assert names == [f"{name}.svg", f"{name}_isolated_call.svg"]  # one metric a plot
+    svg_path = tmp_path / "plots" / f"{name}.svg"
     assert str(svg_path) in capsys.readouterr().out
     svg = svg_path.read_text()
     ns = "{http://www.w3.org/2000/svg}"
@@ -181,8 +198,10 @@ def test_plot_draws_each_config_where_its_figures_put_it(pvm_db, tmp_path, capsy
     dots = [c for c in circles if c.get("fill-opacity")]
     assert len(dots) == 5  # the configs with a measured ratio
     colours = {c.get("fill") for c in dots}
-    assert colours == {script.VERDICT_COLOURS[v] for v in VERDICTS.values() if v}
-    assert svg.count(f'stroke="{script.NO_RATIO_COLOUR}"') == 2 + 1  # two configs and the legend
+    assert colours == {script.VERDICT_COLOURS[v] for s, v in VERDICTS.items() if v and s != NOT_CAPTURED}
+    isolated = (tmp_path / "plots" / f"{name}_isolated_call.svg").read_text()
+    assert "(measured: isolated call)" in isolated and "(isolated_call): 1 configs compared" in isolated
+    assert svg.count(f'stroke="{script.NO_RATIO_COLOUR}"') == 1 + 1  # the incorrect config, the legend
     assert svg.count('r="5" fill="none" stroke="#000"') == 1 + 1  # 64^3's sync_per_call, the legend
     assert "5 configs compared" in svg and "contradicts 1" in svg
     # the contradicted config sits below the diagonal: measured 0.733 against published 1.25
@@ -191,9 +210,8 @@ def test_plot_draws_each_config_where_its_figures_put_it(pvm_db, tmp_path, capsy
     (one_y,) = [float(line.get("y1")) for line in lines if line.get("y1") == line.get("y2")]
     (one_x,) = [float(line.get("x1")) for line in lines if line.get("x1") == line.get("x2")]
     assert float(red.get("cx")) > one_x and float(red.get("cy")) > one_y  # right of 1.0x, below 1.0x
-    assert svg == script.scatter_svg(
-        _comparison(pvm_db).rows.to_dicts(), *_title_and_summary(pvm_db)
-    )  # deterministic: the same rows draw the same picture
+    device_rows = _comparison(pvm_db).rows.filter(pl.col("metric") == "device_time").to_dicts()
+    assert svg == script.scatter_svg(device_rows, *_title_and_summary(pvm_db))  # deterministic
 
 
 def _title_and_summary(db):

@@ -25,6 +25,7 @@ from pathlib import Path
 from cuda_l2_explorer.db.errors import ExplorerError
 from cuda_l2_explorer.db.reads import resolve_filters
 from cuda_l2_explorer.db.store import Store
+from cuda_l2_explorer.db.views import HEADLINE_METRIC
 from cuda_l2_explorer.engine.stats import published_vs_measured
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,8 +40,11 @@ VERDICT_COLOURS = {
 NO_RATIO_COLOUR = "#9467bd"
 
 
-def plot_name(set_id: str, gpu: str, mode: str, baseline: str) -> str:
-    return f"published_vs_measured_{set_id.split('/')[0]}_{gpu}_{mode}_{baseline}.svg"
+def plot_name(set_id: str, gpu: str, mode: str, baseline: str, metric: str) -> str:
+    """One file per set, GPU, mode and baseline; a metric other than the mode's own (the isolated
+    call of kernels that could not be captured in a graph) gets a file of its own."""
+    suffix = "" if metric == HEADLINE_METRIC.get(mode) else f"_{metric}"
+    return f"published_vs_measured_{set_id.split('/')[0]}_{gpu}_{mode}_{baseline}{suffix}.svg"
 
 
 def _escape(text: str) -> str:
@@ -132,19 +136,18 @@ def scatter_svg(rows: list[dict], title: str, summary: str) -> str:
 
 
 def plots(store: Store, set_: str | None, gpu: str | None, mode: str | None, baseline: str) -> dict[str, str]:
-    """File name -> SVG text for each (set, GPU, mode) both published and measured."""
+    """File name -> SVG text for each (set, GPU, mode, metric) both published and measured: ratios
+    of different metrics are never drawn on one plot."""
     comparison = published_vs_measured(store, resolve_filters(store, gpu, set_, mode), (baseline,))
-    summaries = dict(
-        zip(
-            comparison.summary.select("set_id", "gpu", "mode").iter_rows(),
-            comparison.lines(),
-            strict=True,
-        )
-    )
+    keys = ["set_id", "gpu", "mode", "metric"]
+    summaries = dict(zip(comparison.summary.select(keys).iter_rows(), comparison.lines(), strict=True))
     out = {}
-    for (set_id, g, m), group in comparison.rows.group_by(["set_id", "gpu", "mode"], maintain_order=True):
+    for (set_id, g, m, metric), group in comparison.rows.group_by(keys, maintain_order=True):
         title = f"{set_id} on {g}, {m}: published vs measured speedup over {baseline}"
-        out[plot_name(set_id, g, m, baseline)] = scatter_svg(group.to_dicts(), title, summaries[set_id, g, m])
+        if metric != HEADLINE_METRIC.get(m):
+            title += f" (measured: {metric.replace('_', ' ')})"
+        svg = scatter_svg(group.to_dicts(), title, summaries[set_id, g, m, metric])
+        out[plot_name(set_id, g, m, baseline, metric)] = svg
     return out
 
 

@@ -54,7 +54,8 @@ class PublishedVsMeasured:
     summary: pl.DataFrame
 
     def lines(self) -> list[str]:
-        """The summary, one line per set, GPU, mode and baseline."""
+        """The summary, one line per set, GPU, mode, baseline and metric (a kernel that could not be
+        captured in a graph is compared by its isolated call, apart from the device times)."""
         out = []
         for r in self.summary.iter_rows(named=True):
             head = f"{r['set_id']} on {r['gpu']}, {r['mode']}, over {r['baseline']} ({r['metric']}):"
@@ -69,7 +70,7 @@ class PublishedVsMeasured:
                 figures = "no config with a measured ratio to compare"
             tail = f"; {r['audited']} of {r['configs']} measured configs carry audit findings"
             if r["no_ratio"]:
-                tail += f", {r['no_ratio']} have no {r['metric']} ratio (incorrect, failed or not capturable)"
+                tail += f", {r['no_ratio']} have no {r['metric']} ratio (incorrect or failed)"
             out.append(f"{head} {figures}{tail}.")
         return out
 

@@ -30,6 +30,7 @@ PVM_COLUMNS = (
     ("measured", "measured"),
     ("measured/published", "meas/publ"),
     ("verdict", "verdict"),
+    ("metric", "metric"),  # device time, or the isolated call of a kernel no graph could capture
     ("status", "status"),
     ("audit", "audit"),
     ("caveats", "caveats"),
@@ -40,7 +41,7 @@ PVM_COLUMNS = (
     ("set_id", "set"),
 )
 
-PVM_TEXT_COLUMNS = {"verdict", "status", "audit", "caveats", "regime", "mode", "gpu", "set_id"}
+PVM_TEXT_COLUMNS = {"verdict", "metric", "status", "audit", "caveats", "regime", "mode", "gpu", "set_id"}
 
 
 def _text(value: object) -> str:
