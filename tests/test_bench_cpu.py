@@ -403,3 +403,16 @@ def test_every_job_kind_answers_with_one_result_message():
         "k": 256,
         "limit": 3,
     }
+
+
+def test_configs_given_with_mnk_are_measured_in_the_order_given():
+    """A run stopped part-way has measured what the user listed first (a stratified prefix)."""
+    from cuda_l2_explorer.db.errors import UsageError
+    from cuda_l2_explorer.engine.bench import ShapeChoice
+
+    given = ShapeChoice(mnk="256_256_256,64_64_64,256_256_256, 128_64_64").shapes([])
+    assert given == [Shape(256, 256, 256), Shape(64, 64, 64), Shape(128, 64, 64)]
+    sample = ShapeChoice(grid=True, sample=5, seed=3).shapes([])
+    assert sample == sorted(sample) and len(sample) == 5
+    with pytest.raises(UsageError):
+        ShapeChoice(mnk=" , ").shapes([])

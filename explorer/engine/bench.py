@@ -41,7 +41,12 @@ class ShapeChoice:
         if self.sample is not None and not self.grid:
             raise UsageError("--sample needs --grid")
         if self.mnk:
-            shapes = [parse_mnk(x) for x in self.mnk.split(",") if x.strip()]
+            # In the order given (duplicates dropped): a run stopped part-way (time budget, batches
+            # of an imported set's builds) has measured the configs the user put first.
+            shapes = list(dict.fromkeys(parse_mnk(x) for x in self.mnk.split(",") if x.strip()))
+            if not shapes:
+                raise UsageError("no configs to measure: pass --mnk or --grid")
+            return shapes
         elif self.grid:
             shapes = grid_shapes()
             if self.sample is not None:
