@@ -185,6 +185,17 @@ def delete_runs(store: Store, run_ids: list[str]) -> int:
     return int(found)
 
 
+def drop_foreign_sources(store: Store) -> None:
+    """Blank the source and compiler log of every kernel not of our own sets: a dataset we ship
+    holds our measurements of another system's kernels, never their code (each keeps the sha256
+    of the exact file measured)."""
+    store.con.execute(
+        "UPDATE main.kernels SET source = NULL, build_log = NULL "
+        "WHERE set_id IN (SELECT set_id FROM main.kernel_sets WHERE origin <> 'ours') "
+        "AND (source IS NOT NULL OR build_log IS NOT NULL)"
+    )
+
+
 def record_gpu_label(store: Store, gpu: str) -> None:
     """A GPU known only by its label (published files say nothing more)."""
     store.con.execute("INSERT INTO main.gpus (gpu) VALUES (?) ON CONFLICT DO NOTHING", [gpu])

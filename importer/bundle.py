@@ -65,6 +65,8 @@ def build(
                     raise SystemExit(
                         f"two stores hold different kernels under one id ({names}): measure one set per id"
                     )
+            with store.transaction():
+                writes.drop_foreign_sources(store)
         staging_dir = Path(tmp) / "out"
         data = bundled.build(staging_db, staging_dir, description)
         out_dir.mkdir(parents=True, exist_ok=True)

@@ -118,6 +118,32 @@ def test_one_set_measured_in_two_stores_merges_once(tmp_path):
     assert data["rows"]["runs"] == 2 and data["rows"]["measurements"] == 8
 
 
+def test_another_systems_kernel_source_is_never_bundled(tmp_path):
+    """The reference set is measured from its files; the bundle keeps the measurements and the
+    file's sha256, not the code (ours keeps its source: export needs it)."""
+    path = _measured_store(tmp_path / "s.duckdb", "r-off", "offline", "aa")
+    with Store.open(path, with_bundled=False) as store, store.transaction():
+        store.con.execute("UPDATE kernels SET source = 'our code'")
+        store.con.execute(
+            "INSERT INTO kernel_sets (set_id, name, gpu, accumulator, origin) "
+            "VALUES ('cuda-l2/h100_F32F16F16F32', 'cuda-l2', 'h100', 'F32F16F16F32', 'imported')"
+        )
+        store.con.execute(
+            "INSERT INTO kernels (kernel_id, set_id, m, n, k, source_sha256, source, build_log) VALUES "
+            "('cuda-l2/h100_F32F16F16F32/64_64_64', 'cuda-l2/h100_F32F16F16F32', 64, 64, 64, 'cc', "
+            "'their code', 'a warning quoting their code')"
+        )
+    out = tmp_path / "bundle"
+    build([], [path], out, "foreign sources")
+    with Store.open(tmp_path / "read.duckdb", read_only=True, with_bundled=True, bundled_dir=out) as store:
+        sql = "SELECT set_id, source_sha256, source, build_log FROM all_kernels ORDER BY 1"
+        rows = store.query(sql).rows()
+    assert rows == [
+        ("cuda-l2/h100_F32F16F16F32", "cc", None, None),
+        ("ours/h100_F32F16F16F32", "aa", "our code", None),
+    ]
+
+
 def test_two_stores_with_different_kernels_under_one_id_are_refused(tmp_path):
     offline = _measured_store(tmp_path / "offline.duckdb", "r-off", "offline", "aa")
     server = _measured_store(tmp_path / "server.duckdb", "r-srv", "server", "bb")
