@@ -205,6 +205,7 @@ _REFERENCE_TFLOPS = (
     "SELECT run_id, m, n, k, implementation, mean FROM all_measurements "
     "WHERE metric = 'reference_tflops' AND status = 'ok' AND NOT padded"
 )
+_REPORT_LIST = ", ".join(f"'{b}'" for b in REPORT_ORDER)
 _PUBLISHED_MODE_METRIC = (
     "CASE p.mode " + " ".join(f"WHEN '{mode}' THEN '{x}'" for mode, x in HEADLINE_METRIC.items()) + " END"
 )
@@ -267,7 +268,7 @@ FINDINGS_VIEWS.append(
                    coalesce(sp.speedup_hi, iso.speedup_hi) AS speedup_hi,
                    coalesce(sp.outcome, iso.outcome) AS outcome, coalesce(sp.metric, iso.metric) AS metric
             FROM kernel kn
-            CROSS JOIN (SELECT DISTINCT baseline FROM published_long) b
+            CROSS JOIN (SELECT unnest([{_REPORT_LIST}]) AS baseline) b
             LEFT JOIN measured sp ON sp.run_id = kn.run_id AND sp.m = kn.m AND sp.n = kn.n
              AND sp.k = kn.k AND sp.baseline = b.baseline
             LEFT JOIN isolated_long iso ON sp.speedup IS NULL AND iso.run_id = kn.run_id

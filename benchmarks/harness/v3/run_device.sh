@@ -13,8 +13,8 @@ set -uo pipefail
 OUT=${OUT:-/tmp/v3-out}
 V3=benchmarks/harness/v3
 mkdir -p "$OUT"
-# The project's own wheel may be left out of the carry (64 MiB): then it is built here, from the tree.
-ls .whl/cuda_l2_explorer-*.whl >/dev/null 2>&1 || python3 -m pip wheel -q --no-deps --no-build-isolation -w .whl . || exit 1
+# Carry limit (64 MiB): beside a grid store, carry the project's wheel without db/bundled/*.parquet
+# (unzip, delete them and their RECORD lines, zip): every step here runs with --no-bundled.
 python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target /tmp/site .whl/*.whl || exit 1
 export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1
 export CUDA_L2_EXPLORER_BUILD_CACHE=/tmp/l2x-build CUDA_L2_EXPLORER_NATIVE_CACHE=/tmp/l2x-native

@@ -1,0 +1,83 @@
+"""Where our set loses, per regime, from a grid's raw rows (device time, best of the seven baselines).
+
+    python benchmarks/tuner/loss_by_regime.py MEASUREMENTS [--run RUN_ID] [--tuned MANIFEST]
+
+MEASUREMENTS is a store (.duckdb) or a measurements Parquet file with a harness-3 offline run of
+our set (an older bundle: ``git show 6c93c21:db/bundled/measurements.parquet > m.parquet``);
+``--run`` picks one run (a run-id prefix) where it holds several.
+Prints, per regime (db.shapes.regime), the configs, the geomean of best-baseline time / ours and
+the sum of its logs (how much of the grid's total loss the regime holds). With ``--tuned`` (a
+manifest a re-search wrote), the same over the configs it re-searched: ours as the grid measured it
+against min(grid, the re-search's own time), both over the grid's best baseline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from collections import defaultdict
+from pathlib import Path
+
+import duckdb
+from cuda_l2_explorer.db.shapes import REGIMES, Shape, regime
+from cuda_l2_explorer.db.views import BASELINES
+
+Config = tuple[int, int, int]
+
+
+def grid_times(path: Path, run: str = "") -> dict[Config, tuple[float, float]]:
+    """(best baseline, ours) device time in seconds per config."""
+    con = duckdb.connect()
+    source = f"read_parquet('{path}')"
+    if path.suffix == ".duckdb":
+        con.execute(f"ATTACH '{path}' AS g (READ_ONLY)")
+        source = "g.measurements"
+    baselines = ", ".join(f"'{b}'" for b in BASELINES)
+    rows = con.execute(
+        f"SELECT m, n, k, min(median) FILTER (WHERE implementation IN ({baselines})), "
+        f"min(median) FILTER (WHERE implementation = 'kernel') FROM {source} "
+        "WHERE metric = 'device_time' AND status = 'ok' AND NOT padded AND starts_with(run_id, ?) "
+        "GROUP BY ALL",
+        [run],
+    ).fetchall()
+    return {(m, n, k): (base, ours) for m, n, k, base, ours in rows if base and ours}
+
+
+def by_regime(ratios: dict[Config, float]) -> list[tuple[str, int, float, float]]:
+    """(regime, configs, geomean, sum of logs) per regime present."""
+    logs: dict[str, list[float]] = defaultdict(list)
+    for (m, n, k), ratio in ratios.items():
+        logs[regime(Shape(m, n, k))].append(math.log(ratio))
+    return [
+        (r, len(logs[r]), math.exp(sum(logs[r]) / len(logs[r])), sum(logs[r])) for r in REGIMES if logs[r]
+    ]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("measurements", type=Path)
+    ap.add_argument("--run", default="", help="a run id (or its prefix)")
+    ap.add_argument("--tuned", type=Path, help="a re-search's manifest.json")
+    args = ap.parse_args()
+    times = grid_times(args.measurements, args.run)
+    print("regime   configs  geomean  sum_ln")
+    for name, count, geomean, total in by_regime({c: b / o for c, (b, o) in times.items()}):
+        print(f"{name:8} {count:7} {geomean:8.3f} {total:7.1f}")
+    if args.tuned:
+        tuned = {
+            (e["m"], e["n"], e["k"]): e["time_us"] * 1e-6
+            for e in json.loads(args.tuned.read_text())["configs"]
+        }
+        before = by_regime({c: times[c][0] / times[c][1] for c in tuned})
+        after = dict(
+            (r, g)
+            for r, _, g, _ in by_regime({c: times[c][0] / min(times[c][1], t) for c, t in tuned.items()})
+        )
+        print(f"\nre-searched {len(tuned)} configs: regime, configs, geomean before -> after")
+        for name, count, geomean, _ in before:
+            print(f"{name:8} {count:7} {geomean:8.3f} -> {after[name]:.3f}")
+
+
+if __name__ == "__main__":
+    main()
