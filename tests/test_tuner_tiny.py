@@ -16,6 +16,7 @@ from cuda_l2_explorer.tuner.catalog import ConfigError, KernelConfig, first_cata
 from cuda_l2_explorer.tuner.config import SMEM_BYTES_SM90
 from cuda_l2_explorer.tuner.families import full_catalog, kernel_from_dict
 from cuda_l2_explorer.tuner.tiny import TinyConfig, tiny_catalog
+from cuda_l2_explorer.tuner.wgmma import wgmma_catalog
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -51,9 +52,9 @@ def test_tiny_catalog_is_valid_unique_and_stable() -> None:
     assert {(c.tile_m, c.tile_n) for c in cat} >= {(64, 64), (64, 128), (128, 64), (128, 128)}
 
 
-def test_full_catalog_is_first_plus_tiny_with_unique_names() -> None:
+def test_full_catalog_is_first_plus_our_families_with_unique_names() -> None:
     full = full_catalog()
-    assert full == [*first_catalog(), *tiny_catalog()]
+    assert full == [*first_catalog(), *tiny_catalog(), *wgmma_catalog()]
     assert len({c.name for c in full}) == len(full)
 
 

@@ -8,15 +8,15 @@ linked with nvcc's static cudart into ``<out>/lib/libl2x_tuner-<key>.so`` with a
 beside it (``<out>/lib/latest.json`` points at the newest). Only ``<out>/lib`` needs to travel
 to a GPU machine: CUTLASS headers are needed only where we compile.
 
-    python -m cuda_l2_explorer.tuner.build [--catalog full|first|tiny|smoke] [--per-tu 4]
+    python -m cuda_l2_explorer.tuner.build [--catalog full|first|tiny|wgmma|smoke] [--per-tu 4]
         [--jobs 2] [--out DIR]
 
 ``--out`` defaults to ``$CUDA_L2_EXPLORER_TUNER_BUILD``, else ``.tuner-build`` in the working
 directory (where tuner/native.py looks for the library).
 
-``full`` (the default) is the CUTLASS first catalog plus our tiny-shape family (tuner/tiny.py);
-each family gets its own TUs, so adding one leaves the other's objects (and cache keys) as they
-were. Tiny TUs include no CUTLASS header: ``--catalog tiny`` builds without CUTLASS.
+``full`` (the default) is the CUTLASS first catalog plus our own families (tuner/tiny.py,
+tuner/wgmma.py); each family gets its own TUs, so adding one leaves the other's objects (and cache
+keys) as they were. Tiny TUs include no CUTLASS header: ``--catalog tiny`` builds without CUTLASS.
 
 CUTLASS headers: ``$CUTLASS_DIR`` (a CUTLASS checkout: ``include/`` and ``tools/util/include``),
 else the ``nvidia-cutlass`` wheel's ``cutlass_library/source`` (``pip install
@@ -42,7 +42,7 @@ from cuda_l2_explorer.importer.harness.build import CutlassInfo
 from cuda_l2_explorer.importer.harness.build import find_cutlass as _find_cutlass
 from cuda_l2_explorer.importer.harness.toolchain import find_nvcc, nvcc_version
 from cuda_l2_explorer.tuner import catalog as cat
-from cuda_l2_explorer.tuner import tiny
+from cuda_l2_explorer.tuner import tiny, wgmma
 from cuda_l2_explorer.tuner.abi import ABI_VERSION
 from cuda_l2_explorer.tuner.emit import group, render_registry
 from cuda_l2_explorer.tuner.families import AnyConfig, family_of, full_catalog, pinned_cutlass, render_tu
@@ -268,6 +268,7 @@ CATALOGS = {
     "full": full_catalog,
     "first": cat.first_catalog,
     "tiny": tiny.tiny_catalog,
+    "wgmma": wgmma.wgmma_catalog,
     "smoke": cat.smoke_catalog,
 }
 

@@ -19,12 +19,17 @@ with ``swap_ab`` tile_m covers the user's N and tile_n the user's M.
 
 from __future__ import annotations
 
-import hashlib
-import json
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass
 from typing import Literal
 
-from cuda_l2_explorer.tuner.config import B_MAJORS, ELEM_BYTES, SMEM_BYTES_SM90, BMajor, ConfigError
+from cuda_l2_explorer.tuner.config import (
+    B_MAJORS,
+    ELEM_BYTES,
+    SMEM_BYTES_SM90,
+    BMajor,
+    ConfigError,
+    ConfigRecord,
+)
 
 SM90_FAMILY = "cutlass_sm90"
 Family = Literal["cutlass_sm90"]
@@ -36,7 +41,7 @@ SCHEDULERS: tuple[str, ...] = ("persistent", "streamk")
 
 
 @dataclass(frozen=True, order=True)
-class KernelConfig:
+class KernelConfig(ConfigRecord):
     """Compile-time parameters of one CUTLASS 3.x SM90 collective-builder HGEMM."""
 
     tile_m: int
@@ -71,23 +76,6 @@ class KernelConfig:
         if self.swap_ab:
             parts.append("swap")
         return "_".join(parts)
-
-    def to_dict(self) -> dict[str, object]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, object]) -> KernelConfig:
-        known = {f.name for f in fields(cls)}
-        unknown = set(data) - known
-        if unknown:
-            raise ConfigError(f"unknown KernelConfig fields: {sorted(unknown)}")
-        return cls(**data)  # type: ignore[arg-type]
-
-    @property
-    def config_hash(self) -> str:
-        """Content hash of the parameters (stable across runs and machines)."""
-        blob = json.dumps(self.to_dict(), sort_keys=True).encode()
-        return hashlib.sha256(blob).hexdigest()[:12]
 
     # -- what the user's shape maps to ------------------------------------------------------------
     def user_tile(self) -> tuple[int, int]:

@@ -17,14 +17,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cuda_l2_explorer.db.shapes import MAX_DIM
-from cuda_l2_explorer.tuner import emit, tiny
+from cuda_l2_explorer.tuner import emit, tiny, wgmma
 from cuda_l2_explorer.tuner.abi import ABI_VERSION, STATUS_NAMES
 from cuda_l2_explorer.tuner.catalog import SM90_FAMILY, KernelConfig, first_catalog
 from cuda_l2_explorer.tuner.config import ConfigError
 from cuda_l2_explorer.tuner.templates import read_text
 from cuda_l2_explorer.tuner.tiny import TINY_FAMILY, TinyConfig
+from cuda_l2_explorer.tuner.wgmma import WGMMA_FAMILY, WgmmaConfig
 
-AnyConfig = KernelConfig | TinyConfig
+AnyConfig = KernelConfig | TinyConfig | WgmmaConfig
 
 # Runtime ``decomposition`` argument of every entry point (tuner/native.py names them).
 _DATA_PARALLEL = (0, 1)  # heuristic, data parallel
@@ -37,7 +38,7 @@ class Family:
 
     name: str  # the ``family`` value of its configs
     summary: str
-    config_type: type[KernelConfig] | type[TinyConfig]
+    config_type: type[KernelConfig] | type[TinyConfig] | type[WgmmaConfig]
     catalog: Callable[[], list[Any]]  # the configs the library ships
     render_tu: Callable[[Sequence[Any]], str]  # one translation unit of its configs
     sources: tuple[str, ...]  # its CUDA source files (tuner.templates resource names)
@@ -113,6 +114,22 @@ FAMILIES: dict[str, Family] = {
             sweeps_raster=False,
             decompositions=lambda params: (*_DATA_PARALLEL, _SPLIT_K),
             max_splits=tiny.MAX_SPLITS,
+            split_partials_in_memory=False,  # reduced over distributed shared memory
+        ),
+        Family(
+            name=WGMMA_FAMILY,
+            summary="our deep-K split-K HGEMM (TMA, wgmma, one or two consumer warpgroups; splits reduced "
+            "on chip across a cluster)",
+            config_type=WgmmaConfig,
+            catalog=wgmma.wgmma_catalog,
+            render_tu=wgmma.render_tu,
+            sources=(wgmma.PREAMBLE, wgmma.KERNEL_TEMPLATE),
+            needs_cutlass=True,  # CuTe's GMMA and TMA atoms
+            size_limits="M up to 65535 tiles (grid y); A, B and C 16-byte aligned (TMA)",
+            max_m_tiles=wgmma.MAX_M_TILES,
+            sweeps_raster=False,
+            decompositions=lambda params: (*_DATA_PARALLEL, _SPLIT_K),
+            max_splits=wgmma.MAX_SPLITS,
             split_partials_in_memory=False,  # reduced over distributed shared memory
         ),
     )

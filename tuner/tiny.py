@@ -39,14 +39,20 @@ multiples); A, B and C 16-byte aligned.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass
 from typing import Literal
 
 from cuda_l2_explorer.tuner.abi import entry_points, family_fields
-from cuda_l2_explorer.tuner.config import B_MAJORS, ELEM_BYTES, SMEM_BYTES_SM90, BMajor, ConfigError
+from cuda_l2_explorer.tuner.config import (
+    B_MAJORS,
+    ELEM_BYTES,
+    SMEM_BYTES_SM90,
+    BMajor,
+    ConfigError,
+    ConfigRecord,
+    is_positive_int,
+)
 from cuda_l2_explorer.tuner.templates import render
 
 TINY_FAMILY = "sm90_mma_tiny"
@@ -62,7 +68,7 @@ SMEM_PAD_HALFS = 8  # a 16-byte skew per shared-memory row: conflict-free ldmatr
 
 
 @dataclass(frozen=True, order=True)
-class TinyConfig:
+class TinyConfig(ConfigRecord):
     """Compile-time parameters of one tiny-shape kernel (CTA tile, warp grid, pipeline, B layout)."""
 
     tile_m: int
@@ -85,21 +91,6 @@ class TinyConfig:
             f"_s{self.stages}_b{self.b_major}"
         )
 
-    def to_dict(self) -> dict[str, object]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, object]) -> TinyConfig:
-        unknown = set(data) - {f.name for f in fields(cls)}
-        if unknown:
-            raise ConfigError(f"unknown TinyConfig fields: {sorted(unknown)}")
-        return cls(**data)  # type: ignore[arg-type]
-
-    @property
-    def config_hash(self) -> str:
-        """Content hash of the parameters (stable across runs and machines)."""
-        return hashlib.sha256(json.dumps(self.to_dict(), sort_keys=True).encode()).hexdigest()[:12]
-
     def user_tile(self) -> tuple[int, int]:
         """(rows of C, columns of C) one CTA covers (no swap in this family)."""
         return (self.tile_m, self.tile_n)
@@ -118,10 +109,6 @@ class TinyConfig:
         return self.stages * (a + b) * ELEM_BYTES
 
 
-def _positive_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value > 0
-
-
 def validate(cfg: TinyConfig) -> None:
     """Raise :class:`ConfigError` for parameters the kernel template cannot instantiate."""
     if cfg.family != TINY_FAMILY:
@@ -129,7 +116,7 @@ def validate(cfg: TinyConfig) -> None:
     if cfg.b_major not in B_MAJORS:
         raise ConfigError(f"b_major must be one of {B_MAJORS}, got {cfg.b_major!r}")
     for f in ("tile_m", "tile_n", "tile_k", "warps_m", "warps_n", "stages"):
-        if not _positive_int(getattr(cfg, f)):
+        if not is_positive_int(getattr(cfg, f)):
             raise ConfigError(f"{f} must be a positive int, got {getattr(cfg, f)!r}")
     if cfg.tile_m not in TILE_MS:
         raise ConfigError(f"tile_m must be one of {TILE_MS}, got {cfg.tile_m}")

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # One device call of the kernel search (issue 4), from the repository root on the GPU machine:
-#   bash benchmarks/tuner/search_device_run.sh [tests] [tiny] [probe] [smoke] [grid SECONDS]
+#   bash benchmarks/tuner/search_device_run.sh [tests] [own] [probe] [smoke] [grid SECONDS]
 #        [bench SECONDS] [server SECONDS]
 # tests: the tuner's GPU tests; smoke: `tune` on three shapes end to end (search, manifest, the
 # baseline comparison); grid: `tune --grid` into the store, stopped with SIGINT after SECONDS
 # (resumed from .grid/tune.tar when present; the manifest is written when the grid completes);
 # bench: our set (kernels/<gpu>_F32F16F16F32) against the seven baselines over the grid, offline,
 # resumed likewise from .grid/bench.tar; server: the same in server mode on a fixed sample of
-# $SERVER_SAMPLE configs (all 1000 when 0), resumed from .grid/server.tar. tiny: the tiny family's
+# $SERVER_SAMPLE configs (all 1000 when 0), resumed from .grid/server.tar. own: our own families'
 # GPU test alone. probe: our set on launch-bound configs, offline, with CUPTI torn down after each
 # launcher audit and without (TEARDOWN_CUPTI=1/0), both stores packed into $OUT.
 # Carried: .whl (duckdb, pytest), .tuner-build/lib, .native-build, .grid (when resuming).
@@ -36,13 +36,13 @@ mkdir -p "$SET"
 while [ $# -gt 0 ]; do
   case "$1" in
   tests)
-    timeout 240 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_tuner_kernels.py tests/gpu/test_tuner_tiny.py \
+    timeout 240 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_tuner_kernels.py tests/gpu/test_tuner_own.py \
       tests/gpu/test_tuner_search.py \
       2>&1 | tee "$OUT/gpu_tests.txt" | tail -8 | tee -a "$OUT/device.txt"
     ;;
-  tiny)
-    timeout 150 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_tuner_tiny.py \
-      2>&1 | tee "$OUT/gpu_tests_tiny.txt" | tail -4 | tee -a "$OUT/device.txt"
+  own)
+    timeout 150 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_tuner_own.py \
+      2>&1 | tee "$OUT/gpu_tests_own.txt" | tail -4 | tee -a "$OUT/device.txt"
     ;;
   probe)
     for teardown in 0 1; do

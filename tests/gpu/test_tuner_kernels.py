@@ -53,7 +53,7 @@ def _lib() -> TunerLibrary:
 
 
 def _names() -> list[str]:
-    """The CUTLASS kernels (the tiny family has its own test: tests/gpu/test_tuner_tiny.py)."""
+    """The CUTLASS kernels (our own families have theirs: tests/gpu/test_tuner_own.py)."""
     path = default_library()
     if path is None:
         return ["<none>"]

@@ -51,7 +51,7 @@ while [ $# -gt 0 ]; do
   tests)
     case " ${TESTS:-tuner} " in *tuner*) ensure_lib ;; esac
     # File by file, most relevant first, so a slow file cannot hide the others' results.
-    for f in harness native_baselines faults tuner_tiny tuner_kernels tuner_search kernel_build export_device lookup_export_device; do
+    for f in harness native_baselines faults tuner_own tuner_kernels tuner_search kernel_build export_device lookup_export_device; do
       [ -n "${TESTS:-}" ] && ! echo " $TESTS " | grep -q " $f " && continue
       CUDA_L2_EXPLORER_TUNER_LIB=$(lib) timeout "${TEST_TIMEOUT:-240}" python3 -m pytest -q -rfE -p no:cacheprovider \
         "tests/gpu/test_$f.py" >>"$OUT/gpu_tests.txt" 2>&1
@@ -107,9 +107,10 @@ while [ $# -gt 0 ]; do
     mkdir -p "$OUT/tuned"
     # TUNE_FILE (a file of comma-separated configs) for lists longer than a command line;
     # TUNE_LIMIT stops the search after that many seconds (the store keeps what was searched);
-    # TUNE_ARGS adds tune options (--no-measure: the grid that follows is the confirming bench).
+    # TUNE_ARGS adds tune options (--no-measure: the grid that follows is the confirming bench);
+    # TUNE_LIB searches another library than the one built here (e.g. one family: build --catalog).
     [ -n "${TUNE_FILE:-}" ] && TUNE=$(tr -d ' \n' <"$TUNE_FILE")
-    timeout "${TUNE_LIMIT:-560}" python3 -m cuda_l2_explorer --db "$OUT/tune.duckdb" --no-bundled tune --mnk "$TUNE" --library "$(lib)" \
+    timeout "${TUNE_LIMIT:-560}" python3 -m cuda_l2_explorer --db "$OUT/tune.duckdb" --no-bundled tune --mnk "$TUNE" --library "${TUNE_LIB:-$(lib)}" \
       --manifest "$OUT/tuned/manifest.json" ${TUNE_ARGS:-} --progress none --json >"$OUT/tune.json" 2>"$OUT/tune.log"
     echo "tune: exit $? after $(( $(date +%s) - start )) s" | tee -a "$OUT/device.txt"
     tail -4 "$OUT/tune.log"

@@ -1,7 +1,8 @@
-"""Every tiny-family kernel (tuner/tiny.py) is correct, on and off the grid, data parallel and split-K.
+"""Every kernel of our own families (tuner/tiny.py, tuner/wgmma.py) is correct, on and off the grid,
+data parallel and split-K.
 
-Needs a built library holding the family (``python -m cuda_l2_explorer.tuner.build --catalog tiny --out
-.tuner-build-tiny`` or the full catalog; $CUDA_L2_EXPLORER_TUNER_LIB). Fresh N(0,1) inputs, C
+Needs a built library holding the families (``python -m cuda_l2_explorer.tuner.build --catalog tiny``,
+``--catalog wgmma`` or the full catalog; $CUDA_L2_EXPLORER_TUNER_LIB). Fresh N(0,1) inputs, C
 poisoned with NaN before every call, error against an fp32 reference (TF32 off) judged by the
 harness's rule against torch's own fp16 GEMM. Each variant runs twice in a row, given a
 "workspace" full of 0xFF bytes that every kernel and shape shares (a caller's buffer that other
@@ -22,28 +23,32 @@ pytestmark = [
 ]
 
 from cuda_l2_explorer.importer.harness import protocol  # noqa: E402
-from cuda_l2_explorer.tuner import tiny  # noqa: E402
-from cuda_l2_explorer.tuner.native import TINY_FAMILY, TunerError, TunerLibrary, Variant, default_library  # noqa: E402
+from cuda_l2_explorer.tuner import tiny, wgmma  # noqa: E402
+from cuda_l2_explorer.tuner.native import TunerError, TunerLibrary, Variant, default_library  # noqa: E402
+
+OWN_FAMILIES = (tiny.TINY_FAMILY, wgmma.WGMMA_FAMILY)
 
 SHAPES = [
     (64, 64, 64),  # grid shapes
     (256, 256, 256),
     (64, 64, 16384),
+    (256, 512, 8192),  # deep K, few tiles: the wgmma split-K family's regime
     (128, 4096, 64),
     (1024, 1024, 1024),
     (1, 4096, 4096),  # off-grid
     (777, 1000, 1032),
 ]
+assert tiny.MAX_SPLITS == wgmma.MAX_SPLITS
 SPLITS = (1, 2, 3, 5, 8, tiny.MAX_SPLITS)
 WORKSPACE_BYTES = 256 << 20
 
 
-def _tiny_names() -> list[str]:
+def _own_names() -> list[str]:
     path = default_library()
     if path is None:
         return ["<none>"]
     lib = TunerLibrary(path)
-    return [n for n in lib.names() if lib[n].params["family"] == TINY_FAMILY] or ["<none>"]
+    return [n for n in lib.names() if lib[n].params["family"] in OWN_FAMILIES] or ["<none>"]
 
 
 _LIB: list[TunerLibrary] = []
@@ -61,7 +66,7 @@ def _lib() -> TunerLibrary:
 def _kernel(name: str):
     lib = _lib()
     if name not in lib.kernels:
-        pytest.skip("no tiny-family kernel in the library")
+        pytest.skip("no kernel of our own families in the library")
     return lib[name]
 
 
@@ -88,13 +93,12 @@ def workspace():
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
-@pytest.mark.parametrize("name", _tiny_names())
-def test_tiny_kernel_correct_twice(name: str, shape: tuple[int, int, int], workspace) -> None:
+@pytest.mark.parametrize("name", _own_names())
+def test_own_kernel_correct_twice(name: str, shape: tuple[int, int, int], workspace) -> None:
     kern = _kernel(name)
-    cfg = tiny.TinyConfig.from_dict(kern.params)
     m, n, k = shape
     a, b, bt, ref, ref_norm, torch_err = _problem(m, n, k)
-    bptr = bt.data_ptr() if cfg.b_major == "k" else b.data_ptr()
+    bptr = bt.data_ptr() if kern.params["b_major"] == "k" else b.data_ptr()
     c = torch.empty(m, n, device="cuda", dtype=torch.float16)
     stream = torch.cuda.current_stream().cuda_stream
     for splits in SPLITS:
@@ -116,8 +120,8 @@ def test_tiny_kernel_correct_twice(name: str, shape: tuple[int, int, int], works
         assert torch.equal(runs[0], runs[1]), f"{name} {shape} {v.label}: not deterministic"
 
 
-@pytest.mark.parametrize("name", _tiny_names())
-def test_tiny_rejects_unaligned_n_and_k(name: str, workspace) -> None:
+@pytest.mark.parametrize("name", _own_names())
+def test_own_rejects_unaligned_n_and_k(name: str, workspace) -> None:
     kern = _kernel(name)
     for m, n, k in [(128, 100, 128), (128, 128, 100), (64, 4, 64), (64, 64, 12)]:
         for v in (Variant(), Variant(0, 1, 2, 4)):

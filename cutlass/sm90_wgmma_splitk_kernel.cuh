@@ -1,0 +1,4 @@
+// ---- ${name} ----
+namespace l2x_${name} {
+using E = l2x_wgsk::WgEntry<l2x_wgsk::WgShape<${tile_m}, ${tile_n}, ${tile_k}, ${stages}, ${b_k_major}>>;
+}  // namespace l2x_${name}

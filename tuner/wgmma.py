@@ -1,0 +1,149 @@
+"""Our wgmma split-K HGEMM family for small M*N with deep K (CuTe atoms, our kernel).
+
+Why: at 256x512x8192 cuBLASLt takes 10.4 us (device time) while our best was 18.7 us. The tiny
+family's mma.sync runs at ~0.6-1.5 TFLOP/s per SM there, and CUTLASS 4.2's SM90 split-K reduces
+its partials in a serial chain through global memory (18-25 us). This family feeds Hopper's
+wgmma from TMA and reduces the splits on chip, the tiny family's way:
+
+- one CTA per (output tile, split): a producer warp (one elected thread) issues TMA loads of A
+  and B into 128B-swizzled shared memory, ``stages`` deep behind full/empty mbarriers;
+- ``tile_m / 64`` consumer warpgroups, each an m64 row block of ``wgmma.m64nNk16`` (N =
+  ``tile_n``), one k-tile of MMAs kept in flight;
+- the splits of a tile are one thread-block cluster along z (16 at most, Hopper's largest with
+  the non-portable opt-in), reduced over distributed shared memory in rank order: the same bits
+  whoever finishes first, no workspace, no second kernel.
+
+The CUDA source is cutlass/sm90_wgmma_splitk.cuh (every config) and sm90_wgmma_splitk_kernel.cuh
+(one instantiation), with the C ABI of tuner/emit.py. Runtime arguments as the tiny family:
+``raster`` / ``swizzle`` validated and ignored (one wave), ``decomposition`` 0/1 data parallel,
+2 split-K over ``splits`` (clamped to the K tiles), 3 cannot implement. Any M; N and K multiples
+of 8 (16-byte TMA rows; the TMA zero-fills past the edges); A, B and C 16-byte aligned.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from cuda_l2_explorer.tuner.abi import entry_points, family_fields
+from cuda_l2_explorer.tuner.config import (
+    B_MAJORS,
+    ELEM_BYTES,
+    SMEM_BYTES_SM90,
+    BMajor,
+    ConfigError,
+    ConfigRecord,
+    is_positive_int,
+)
+from cuda_l2_explorer.tuner.templates import render
+
+WGMMA_FAMILY = "sm90_wgmma_splitk"
+MAX_SPLITS = 16  # one CTA per split in a cluster
+MAX_M_TILES = 65535  # M tiles run along grid y
+TILE_MS: tuple[int, ...] = (64, 128)  # one or two consumer warpgroups
+TILE_NS: tuple[int, ...] = (64, 128, 256)  # wgmma N; B's 128-byte swizzle atom is 64 columns wide
+TILE_KS: tuple[int, ...] = (64, 128)  # whole 128-byte swizzle rows of A
+BARRIER_BYTES = 1024  # mbarriers and alignment beside the pipeline buffers
+
+
+@dataclass(frozen=True, order=True)
+class WgmmaConfig(ConfigRecord):
+    """Compile-time parameters of one wgmma split-K kernel (CTA tile, pipeline depth, B layout)."""
+
+    tile_m: int
+    tile_n: int
+    tile_k: int = 64
+    stages: int = 4
+    b_major: BMajor = "n"
+    family: Literal["sm90_wgmma_splitk"] = "sm90_wgmma_splitk"
+
+    def __post_init__(self) -> None:
+        validate(self)
+
+    @property
+    def name(self) -> str:
+        """Stable identifier, a valid C identifier suffix (``l2x_gemm_<name>``)."""
+        return f"wgsk_{self.tile_m}x{self.tile_n}x{self.tile_k}_s{self.stages}_b{self.b_major}"
+
+    def user_tile(self) -> tuple[int, int]:
+        """(rows of C, columns of C) one CTA covers (no swap in this family)."""
+        return (self.tile_m, self.tile_n)
+
+    @property
+    def threads(self) -> int:
+        return 128 + 128 * (self.tile_m // 64)  # the producer warpgroup and the consumers
+
+    def smem_bytes(self) -> int:
+        return self.stages * (self.tile_m + self.tile_n) * self.tile_k * ELEM_BYTES + BARRIER_BYTES
+
+
+def validate(cfg: WgmmaConfig) -> None:
+    """Raise :class:`ConfigError` for parameters the kernel template cannot instantiate."""
+    if cfg.family != WGMMA_FAMILY:
+        raise ConfigError(f"family must be {WGMMA_FAMILY!r}, got {cfg.family!r}")
+    if cfg.b_major not in B_MAJORS:
+        raise ConfigError(f"b_major must be one of {B_MAJORS}, got {cfg.b_major!r}")
+    for f in ("tile_m", "tile_n", "tile_k", "stages"):
+        if not is_positive_int(getattr(cfg, f)):
+            raise ConfigError(f"{f} must be a positive int, got {getattr(cfg, f)!r}")
+    for f, allowed in (("tile_m", TILE_MS), ("tile_n", TILE_NS), ("tile_k", TILE_KS)):
+        if getattr(cfg, f) not in allowed:
+            raise ConfigError(f"{f} must be one of {allowed}, got {getattr(cfg, f)}")
+    if not 2 <= cfg.stages <= 12:
+        raise ConfigError(f"stages must be in 2..12, got {cfg.stages}")
+    if cfg.smem_bytes() > SMEM_BYTES_SM90:
+        raise ConfigError(f"{cfg.stages} stages need {cfg.smem_bytes()} bytes of shared memory: does not fit")
+    # The split-K partial (fp32 tile) is parked where the pipeline buffers were.
+    if cfg.tile_m * cfg.tile_n * 4 > cfg.smem_bytes() - BARRIER_BYTES:
+        raise ConfigError(f"{cfg.stages} stages are too few to hold the fp32 partial tile: more stages")
+
+
+def wgmma_catalog() -> list[WgmmaConfig]:
+    """Deep-K shapes with few output tiles (M*N from 64^2 to 512^2, K 2048..16384).
+
+    Per CTA the k-loop is bound by bytes in flight (TMA latency ~1 us, ~115 GB/s per SM from L2),
+    so each config keeps 128-192 KB of loads in flight:
+    - 64x64x64, 8 stages: 64x64x16384 (one tile x 16 splits, 1024 K each);
+    - 64x128x64, 6 stages, and 64x256x64, 4 stages: one consumer warpgroup, 8-16 tiles at
+      256x512 (A re-read per N tile, B per M tile: 48 / 40 MB of L2 traffic);
+    - 128x128x64, 6 stages, and 128x256x64, 4 stages: two consumer warpgroups, half the
+      re-reads (32 / 24 MB at 256x512x8192) for half the tiles;
+    - 128x128x64 with K-major B: the layout twin (SPEC section 4's ``b_col_major``).
+    """
+    cat = [
+        WgmmaConfig(64, 64, 64, 8),
+        WgmmaConfig(64, 128, 64, 6),
+        WgmmaConfig(64, 256, 64, 4),
+        WgmmaConfig(128, 128, 64, 6),
+        WgmmaConfig(128, 256, 64, 4),
+        WgmmaConfig(128, 128, 64, 6, b_major="k"),
+    ]
+    names = [c.name for c in cat]
+    assert len(set(names)) == len(names), "duplicate names in the wgmma catalog"
+    return cat
+
+
+# ---------------------------------------------------------------------------- CUDA source
+
+PREAMBLE = "cutlass/sm90_wgmma_splitk.cuh"
+KERNEL_TEMPLATE = "cutlass/sm90_wgmma_splitk_kernel.cuh"
+
+
+def render_kernel(cfg: WgmmaConfig) -> str:
+    """The instantiation and the three C entry points of one config (after the preamble)."""
+    return render(
+        KERNEL_TEMPLATE,
+        name=cfg.name,
+        tile_m=cfg.tile_m,
+        tile_n=cfg.tile_n,
+        tile_k=cfg.tile_k,
+        stages=cfg.stages,
+        b_k_major="true" if cfg.b_major == "k" else "false",
+    ) + entry_points(cfg.name)
+
+
+def render_tu(configs: Sequence[WgmmaConfig]) -> str:
+    """One translation unit holding ``configs`` (in the given order); needs CUTLASS's CuTe headers."""
+    preamble = render(PREAMBLE, max_splits=MAX_SPLITS, **family_fields())
+    return preamble + "".join(render_kernel(c) for c in configs)
