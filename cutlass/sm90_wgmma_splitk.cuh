@@ -61,28 +61,11 @@ struct alignas(128) WgStorage {
   uint64_t empty[S::kStages];
 };
 
-// The fp32 partial tile a split parks for its peers, as float2 column pairs.
+// The fp32 partial tile a split parks for its peers, as float4 quads.
 template <class S>
 constexpr int kParkedBytes = S::kBM * S::kBN * int(sizeof(float));
 
-__device__ __forceinline__ uint32_t smem_u32(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-__device__ __forceinline__ uint32_t cluster_map(uint32_t smem_addr, uint32_t rank) {
-  uint32_t out;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(out) : "r"(smem_addr), "r"(rank));
-  return out;
-}
-__device__ __forceinline__ float2 cluster_load(uint32_t cluster_addr) {
-  float2 v;
-  asm volatile("ld.shared::cluster.v2.f32 {%0, %1}, [%2];\n" : "=f"(v.x), "=f"(v.y) : "r"(cluster_addr) : "memory");
-  return v;
-}
-// Every CTA of the cluster arrives; release/acquire make shared stores before it visible to peers.
-__device__ __forceinline__ void cluster_sync() {
-  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
-}
-
+${cluster_reduce}
 __device__ __forceinline__ void store_pair(half_t* C, int N, int M, int row, int col, float x, float y) {
   if (row >= M || col >= N) return;  // N is a multiple of 8, so col + 1 < N too
   *reinterpret_cast<__half2*>(C + (size_t)row * N + col) = __floats2half2_rn(x, y);
@@ -119,6 +102,8 @@ __global__ void __launch_bounds__(S::kThreads, 1)
 
   if (tid < 128) {
     if (tid == 0) {  // the producer: one thread issues every TMA load of this split
+      prefetch_tma_descriptor(tma_a.get_tma_descriptor());
+      prefetch_tma_descriptor(tma_b.get_tma_descriptor());
       Tensor mA = tma_a.get_tma_tensor(make_shape(M, K));
       Tensor mB = tma_b.get_tma_tensor(make_shape(N, K));
       Tensor gA = local_tile(mA, make_shape(Int<S::kBM>{}, Int<S::kBK>{}), make_coord(m_blk, _));
@@ -159,43 +144,42 @@ __global__ void __launch_bounds__(S::kThreads, 1)
     warpgroup_fence_operand(accum);
   }
 
-  // Each accumulator's (row, column) in the tile, from the MMA's own partition; fragments come in
-  // column pairs (the first mode of a wgmma accumulator is two adjacent columns).
+  // Each accumulator's (row, column) in the tile, from the MMA's own partition. A wgmma
+  // accumulator fragment runs (2 columns, 2 row halves 8 apart, N/8 column blocks): values
+  // 4q..4q+3 are a column pair in row r and the same pair in row r + 8 (a "quad").
   Tensor tCcC = tiled_mma.get_thread_slice(tid >= 128 ? tid - 128 : 0)
                     .partition_C(make_identity_tensor(make_shape(Int<S::kBM>{}, Int<S::kBN>{})));
-  constexpr int kPairs = decltype(size(accum))::value / 2;
+  constexpr int kQuads = decltype(size(accum))::value / 4;
   const int m0 = m_blk * S::kBM, n0 = n_blk * S::kBN;
+  auto store_quad = [&](int q, float4 v) {
+    store_pair(C, N, M, m0 + get<0>(tCcC(4 * q)), n0 + get<1>(tCcC(4 * q)), v.x, v.y);
+    store_pair(C, N, M, m0 + get<0>(tCcC(4 * q + 2)), n0 + get<1>(tCcC(4 * q + 2)), v.z, v.w);
+  };
   if (splits == 1) {
     if (tid >= 128) {
       CUTE_UNROLL
-      for (int p = 0; p < kPairs; ++p)
-        store_pair(C, N, M, m0 + get<0>(tCcC(2 * p)), n0 + get<1>(tCcC(2 * p)), accum(2 * p), accum(2 * p + 1));
+      for (int q = 0; q < kQuads; ++q)
+        store_quad(q, make_float4(accum(4 * q), accum(4 * q + 1), accum(4 * q + 2), accum(4 * q + 3)));
     }
     return;
   }
   // Split-K: every stage has been consumed (the consumers waited on every full barrier and every
-  // MMA), so the pipeline buffers are free for the partial: [pair][consumer thread] float2s.
+  // MMA), so the pipeline buffers are free for the partial: [quad][consumer thread] float4s.
   static_assert(kParkedBytes<S> <= int(sizeof(shared.a) + sizeof(shared.b)), "the partial must fit the buffers");
-  float2* const parked = reinterpret_cast<float2*>(smem_raw);
+  float4* const parked = reinterpret_cast<float4*>(smem_raw);
   __syncthreads();
   const int ctid = tid - 128;
   if (tid >= 128) {
     CUTE_UNROLL
-    for (int p = 0; p < kPairs; ++p) parked[p * S::kConsumerThreads + ctid] = make_float2(accum(2 * p), accum(2 * p + 1));
+    for (int q = 0; q < kQuads; ++q)
+      parked[q * S::kConsumerThreads + ctid] =
+          make_float4(accum(4 * q), accum(4 * q + 1), accum(4 * q + 2), accum(4 * q + 3));
   }
   cluster_sync();  // every rank's partial is visible to every peer
   if (tid >= 128) {
     // Cluster dims (1, 1, splits) over grid z = splits: the CTA's rank in its cluster is its split.
-    for (int p = split; p < kPairs; p += splits) {
-      const uint32_t mine = smem_u32(parked + p * S::kConsumerThreads + ctid);
-      float2 sum = cluster_load(cluster_map(mine, 0));
-      for (int q = 1; q < splits; ++q) {
-        const float2 v = cluster_load(cluster_map(mine, (uint32_t)q));
-        sum.x += v.x;
-        sum.y += v.y;
-      }
-      // tCcC is indexed at run time here: recompute the pair's coordinates from the fragment.
-      store_pair(C, N, M, m0 + get<0>(tCcC(2 * p)), n0 + get<1>(tCcC(2 * p)), sum.x, sum.y);
+    for (int q = split; q < kQuads; q += splits) {
+      store_quad(q, cluster_sum<kMaxSplits>(smem_u32(parked + q * S::kConsumerThreads + ctid), splits));
     }
   }
   cluster_sync();  // peers may read this CTA's partial until here

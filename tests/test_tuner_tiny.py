@@ -249,35 +249,3 @@ def test_one_tiny_tu_compiles_for_sm90a_without_cutlass(tmp_path: Path) -> None:
     assert "-DNDEBUG" in cmd and not any(a.startswith("-I") for a in cmd)
     again = build.compile_unit(configs, tmp_path, nvcc, None, build.nvcc_version(nvcc))
     assert again.cached and again.obj == result.obj
-
-
-def test_built_library_host_abi(tmp_path: Path) -> None:
-    """Link a tiny library and call its host-side entry points (no GPU is touched by these)."""
-    _nvcc()
-    from cuda_l2_explorer.tuner.native import L2X_CANNOT_IMPLEMENT, TunerError, TunerLibrary, Variant
-
-    configs = [TinyConfig(64, 64, 64, 2, 2, 4)]
-    res = build.build(configs, tmp_path, jobs=1, log=lambda _msg: None)
-    assert res.library is not None and res.compiled == [configs[0].name], res.failed
-    lib = TunerLibrary(res.library)
-    assert lib.build_info["cutlass"] == build.NO_CUTLASS
-    kern = lib[configs[0].name]
-    assert kern.params == configs[0].to_dict()
-    for m, n, k, splits in [(64, 64, 16384, 16), (777, 1000, 1032, 4), (64, 64, 64, 8), (1, 4096, 4096, 16)]:
-        v = Variant(0, 1, 2, splits)
-        assert kern.workspace_bytes(m, n, k, v) == 0  # split-K reduces in the cluster, on chip
-        assert kern.can_implement(m, n, k, v)
-    assert kern.workspace_bytes(256, 256, 256) == 0
-    assert kern.can_implement(1, 8, 8) and kern.can_implement(777, 1000, 1032, Variant(2, 8))
-    assert not kern.can_implement(128, 100, 128) and not kern.can_implement(128, 128, 100)
-    assert not kern.can_implement(128, 128, 128, Variant(0, 1, 3))  # no stream-K
-    assert not kern.can_implement(128, 128, 128, Variant(0, 1, 2, tiny.MAX_SPLITS + 1))
-    assert not kern.can_implement(128, 128, 128, Variant(0, 1, 1, 2))  # splits need split-K
-    assert not kern.can_implement(0, 128, 128) and not kern.can_implement(128, 128, 128, Variant(3))
-    assert not kern.can_implement(128, 128, 128, Variant(0, 3))
-    with pytest.raises(TunerError) as exc:  # refused before any device work
-        kern(1 << 20, 1 << 20, 1 << 20, 128, 100, 128)
-    assert exc.value.status == L2X_CANNOT_IMPLEMENT
-    with pytest.raises(TunerError) as exc:
-        kern(1 << 20, (1 << 20) + 8, 1 << 20, 64, 64, 64)
-    assert exc.value.status == L2X_CANNOT_IMPLEMENT  # B not 16-byte aligned

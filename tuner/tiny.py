@@ -53,7 +53,7 @@ from cuda_l2_explorer.tuner.config import (
     ConfigRecord,
     is_positive_int,
 )
-from cuda_l2_explorer.tuner.templates import render
+from cuda_l2_explorer.tuner.templates import read_text, render
 
 TINY_FAMILY = "sm90_mma_tiny"
 MAX_SPLITS = 16  # one CTA per split in a cluster: 16 is the largest cluster on Hopper
@@ -192,6 +192,7 @@ def tiny_catalog() -> list[TinyConfig]:
 # ---------------------------------------------------------------------------- CUDA source
 
 PREAMBLE = "tuner/csrc/tiny_gemm.cuh"
+CLUSTER_REDUCE = "tuner/csrc/cluster_reduce.cuh"  # DSMEM split-K helpers both our families use
 KERNEL_TEMPLATE = "tuner/csrc/tiny_gemm_kernel.cuh"
 
 
@@ -210,8 +211,14 @@ def render_kernel(cfg: TinyConfig) -> str:
     ) + entry_points(cfg.name)
 
 
+def render_split_k_preamble(template: str, max_splits: int) -> str:
+    """A preamble of our own families: the ABI fields, the split bound and the DSMEM helpers."""
+    helpers = read_text(CLUSTER_REDUCE)
+    return render(template, max_splits=max_splits, cluster_reduce=helpers, **family_fields())
+
+
 def render_preamble() -> str:
-    return render(PREAMBLE, max_splits=MAX_SPLITS, **family_fields())
+    return render_split_k_preamble(PREAMBLE, MAX_SPLITS)
 
 
 def render_tu(configs: Sequence[TinyConfig]) -> str:

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from cuda_l2_explorer.tuner.abi import entry_points, family_fields
+from cuda_l2_explorer.tuner.abi import entry_points
 from cuda_l2_explorer.tuner.config import (
     B_MAJORS,
     ELEM_BYTES,
@@ -37,6 +37,7 @@ from cuda_l2_explorer.tuner.config import (
     is_positive_int,
 )
 from cuda_l2_explorer.tuner.templates import render
+from cuda_l2_explorer.tuner.tiny import render_split_k_preamble
 
 WGMMA_FAMILY = "sm90_wgmma_splitk"
 MAX_SPLITS = 16  # one CTA per split in a cluster
@@ -145,5 +146,4 @@ def render_kernel(cfg: WgmmaConfig) -> str:
 
 def render_tu(configs: Sequence[WgmmaConfig]) -> str:
     """One translation unit holding ``configs`` (in the given order); needs CUTLASS's CuTe headers."""
-    preamble = render(PREAMBLE, max_splits=MAX_SPLITS, **family_fields())
-    return preamble + "".join(render_kernel(c) for c in configs)
+    return render_split_k_preamble(PREAMBLE, MAX_SPLITS) + "".join(render_kernel(c) for c in configs)

@@ -17,9 +17,7 @@ constexpr int kMaxDevices = 64;
 constexpr int kMaxSplits = ${max_splits};  // one split per CTA of a cluster: 16 is Hopper's largest
 constexpr int kMaxSmemBytes = 227 << 10;   // dynamic shared memory per CTA on sm_90
 
-__device__ __forceinline__ uint32_t smem_u32(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
+${cluster_reduce}
 
 // 16-byte global->shared copy; src-size 0 zero-fills the destination (edge predication).
 __device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src, bool valid) {
@@ -50,26 +48,11 @@ __device__ __forceinline__ void mma_16816(float (&d)[4], const uint32_t (&a)[4],
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-// Distributed shared memory (sm_90): a peer CTA's copy of a shared-memory address, the CTA's
-// rank in its cluster, and a cluster-wide barrier whose release/acquire orders shared stores.
-__device__ __forceinline__ uint32_t cluster_map(uint32_t smem_addr, uint32_t rank) {
-  uint32_t out;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(out) : "r"(smem_addr), "r"(rank));
-  return out;
-}
-__device__ __forceinline__ float4 cluster_load(uint32_t cluster_addr) {
-  float4 v;
-  asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
-               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "r"(cluster_addr) : "memory");
-  return v;
-}
+// The CTA's rank in its cluster.
 __device__ __forceinline__ uint32_t cluster_rank() {
   uint32_t r;
   asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
   return r;
-}
-__device__ __forceinline__ void cluster_sync() {
-  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
 }
 
 struct TinyParams {
@@ -243,15 +226,7 @@ __global__ void __launch_bounds__(S::kThreads) tiny_gemm_kernel(const TinyParams
             make_float4(acc[mi][ni][0], acc[mi][ni][1], acc[mi][ni][2], acc[mi][ni][3]);
     cluster_sync();
     for (int f = (int)cluster_rank(); f < S::kFrags; f += p.splits) {
-      const uint32_t mine = smem_u32(parked + f * S::kThreads + tid);
-      float4 sum = cluster_load(cluster_map(mine, 0));
-      for (int s = 1; s < p.splits; ++s) {
-        const float4 v = cluster_load(cluster_map(mine, (uint32_t)s));
-        sum.x += v.x;
-        sum.y += v.y;
-        sum.z += v.z;
-        sum.w += v.w;
-      }
+      const float4 sum = cluster_sum<kMaxSplits>(smem_u32(parked + f * S::kThreads + tid), p.splits);
       const int mi = f / S::kNI, ni = f % S::kNI;
       store_fragment(p, m0 + warp_m * S::kWarpM + mi * 16 + g, n0 + warp_n * S::kWarpN + ni * 8 + 2 * t, sum);
     }

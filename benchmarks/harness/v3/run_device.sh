@@ -168,12 +168,13 @@ while [ $# -gt 0 ]; do
   ncu-family)
     # One representative shape per family (NCU_FAMILY, default benchmarks/tuner/ncu_family_configs.txt):
     # torch.matmul and our pick under Nsight Compute's speed-of-light, warp-state (stall reasons),
-    # launch and memory sections, cold L2, the GPU's own clocks.
+    # launch and memory sections, cold L2, the GPU's own clocks. NCU_MANIFEST names other picks
+    # (e.g. a retune's $OUT/tuned/manifest.json).
     ensure_lib
     ncu --clock-control none --cache-control all --section SpeedOfLight --section WarpStateStats \
       --section LaunchStats --section MemoryWorkloadAnalysis --csv --page details --print-units base \
       --log-file "$OUT/ncu_family.csv" python3 $V3/ncu_driver.py "${NCU_FAMILY:-benchmarks/tuner/ncu_family_configs.txt}" \
-      $SET/manifest.json "$(lib)" >"$OUT/ncu_family_order.json" 2>"$OUT/ncu_family.log"
+      "${NCU_MANIFEST:-$SET/manifest.json}" "$(lib)" >"$OUT/ncu_family_order.json" 2>"$OUT/ncu_family.log"
     echo "ncu-family: exit $? in $(( $(date +%s) - start )) s" | tee -a "$OUT/device.txt"
     tail -3 "$OUT/ncu_family.log"
     ;;

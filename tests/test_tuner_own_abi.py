@@ -1,0 +1,50 @@
+"""The host side of our own families' C ABI (tuner/tiny.py, tuner/wgmma.py) from a library built
+here: shape checks, workspace sizes and status codes (nvcc needed, no GPU: these entry points
+return before touching the device). The wgmma family needs CUTLASS's CuTe headers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from cuda_l2_explorer.tuner import build, tiny, wgmma
+from cuda_l2_explorer.tuner.families import family_of
+from cuda_l2_explorer.tuner.native import L2X_CANNOT_IMPLEMENT, TunerError, TunerLibrary, Variant
+
+OWN_CONFIGS = [tiny.TinyConfig(64, 64, 64, 2, 2, 4), wgmma.WgmmaConfig(64, 64, 64, 8)]
+
+
+@pytest.mark.parametrize("config", OWN_CONFIGS, ids=lambda c: c.family)
+def test_built_library_host_abi(config, tmp_path: Path) -> None:
+    if not build.find_nvcc():
+        pytest.skip("nvcc not found")
+    needs_cutlass = family_of(config).needs_cutlass
+    if needs_cutlass and build.find_cutlass() is None:
+        pytest.skip("CUTLASS headers not found (CUTLASS_DIR or the nvidia-cutlass wheel)")
+    res = build.build([config], tmp_path, jobs=1, log=lambda _msg: None)
+    assert res.library is not None and res.compiled == [config.name], res.failed
+    lib = TunerLibrary(res.library)
+    assert (lib.build_info["cutlass"] != build.NO_CUTLASS) == needs_cutlass
+    kern = lib[config.name]
+    assert kern.params == config.to_dict()
+    max_splits = family_of(config).max_splits
+    assert max_splits == 16
+    for m, n, k, splits in [(64, 64, 16384, 16), (777, 1000, 1032, 4), (64, 64, 64, 8), (1, 4096, 4096, 16)]:
+        v = Variant(0, 1, 2, splits)
+        assert kern.workspace_bytes(m, n, k, v) == 0  # split-K reduces in the cluster, on chip
+        assert kern.can_implement(m, n, k, v)
+    assert kern.workspace_bytes(256, 256, 256) == 0
+    assert kern.can_implement(1, 8, 8) and kern.can_implement(777, 1000, 1032, Variant(2, 8))
+    assert not kern.can_implement(128, 100, 128) and not kern.can_implement(128, 128, 100)
+    assert not kern.can_implement(128, 128, 128, Variant(0, 1, 3))  # no stream-K
+    assert not kern.can_implement(128, 128, 128, Variant(0, 1, 2, max_splits + 1))
+    assert not kern.can_implement(128, 128, 128, Variant(0, 1, 1, 2))  # splits need split-K
+    assert not kern.can_implement(0, 128, 128) and not kern.can_implement(128, 128, 128, Variant(3))
+    assert not kern.can_implement(128, 128, 128, Variant(0, 3))
+    assert not kern.can_implement(65535 * config.tile_m + 1, 64, 64)  # M tiles run along grid y
+    with pytest.raises(TunerError) as exc:  # refused before any device work
+        kern(1 << 20, 1 << 20, 1 << 20, 128, 100, 128)
+    assert exc.value.status == L2X_CANNOT_IMPLEMENT
+    with pytest.raises(TunerError) as exc:
+        kern(1 << 20, (1 << 20) + 8, 1 << 20, 64, 64, 64)
+    assert exc.value.status == L2X_CANNOT_IMPLEMENT  # B not 16-byte aligned
