@@ -103,21 +103,24 @@ def validate(cfg: WgmmaConfig) -> None:
 def wgmma_catalog() -> list[WgmmaConfig]:
     """Deep-K shapes with few output tiles (M*N from 64^2 to 512^2, K 2048..16384).
 
-    Per CTA the k-loop is bound by bytes in flight (TMA latency ~1 us, ~115 GB/s per SM from L2),
-    so each config keeps 128-192 KB of loads in flight:
-    - 64x64x64, 8 stages: 64x64x16384 (one tile x 16 splits, 1024 K each);
-    - 64x128x64, 6 stages, and 64x256x64, 4 stages: one consumer warpgroup, 8-16 tiles at
-      256x512 (A re-read per N tile, B per M tile: 48 / 40 MB of L2 traffic);
-    - 128x128x64, 6 stages, and 128x256x64, 4 stages: two consumer warpgroups, half the
-      re-reads (32 / 24 MB at 256x512x8192) for half the tiles;
-    - 128x128x64 with K-major B: the layout twin (SPEC section 4's ``b_col_major``).
+    The k-loop is bound by bytes in flight per SM and by L2 bandwidth (A is re-read once per N
+    tile, B once per M tile), so each config keeps 128-192 KB of loads in flight:
+    - 64x64x64 at 8 and 12 stages: 64x64x16384 (one tile x 16 splits) and 256x512 (32 tiles x
+      4 splits: 128 CTAs);
+    - 64x64x128, 6 stages: half the barrier round trips per byte;
+    - 64x128x64 and 128x64x64, 8 stages: half the re-reads of one operand;
+    - 128x128x64, 6 stages, two consumer warpgroups (32 MB of L2 traffic at 256x512x8192
+      instead of 64), with N-major and K-major B.
+    Measured and dropped (H100, 2026-11-24, benchmarks/tuner/NOTES.md session 9): 64x256x64 and
+    128x256x64 at 4 stages, 64x128x64 at 6 (slower everywhere: too few CTAs or bytes in flight).
     """
     cat = [
         WgmmaConfig(64, 64, 64, 8),
-        WgmmaConfig(64, 128, 64, 6),
-        WgmmaConfig(64, 256, 64, 4),
+        WgmmaConfig(64, 64, 64, 12),
+        WgmmaConfig(64, 64, 128, 6),
+        WgmmaConfig(64, 128, 64, 8),
+        WgmmaConfig(128, 64, 64, 8),
         WgmmaConfig(128, 128, 64, 6),
-        WgmmaConfig(128, 256, 64, 4),
         WgmmaConfig(128, 128, 64, 6, b_major="k"),
     ]
     names = [c.name for c in cat]
