@@ -195,3 +195,27 @@ def test_every_kernel_class_gets_a_candidate() -> None:
         chosen = candidates(*shape.astuple(), KERNELS, limit=4)
         everything = {kernel_class(p) for p in KERNELS.values()}
         assert {kernel_class(KERNELS[c.kernel]) for c in chosen} == everything
+
+
+def test_a_small_family_is_measured_whole_and_a_large_one_is_pruned() -> None:
+    from cuda_l2_explorer.tuner.families import full_catalog
+    from cuda_l2_explorer.tuner.search_space import SWEEP_FAMILY
+
+    kernels = {c.name: c.to_dict() for c in full_catalog()}
+    m, n, k = 64, 1024, 16384
+    chosen = {c.key for c in candidates(m, n, k, kernels, limit=8)}
+    by_family: dict[str, list[str]] = {}
+    sizes: dict[str, int] = {}
+    for name, params in kernels.items():
+        sizes[params["family"]] = sizes.get(params["family"], 0) + 1
+        for v in variants_for(m, n, k, params, 132):
+            by_family.setdefault(params["family"], []).append(f"{name}|{v.label}")
+    small = [f for f in by_family if sizes[f] <= SWEEP_FAMILY]
+    large = [f for f in by_family if sizes[f] > SWEEP_FAMILY]
+    assert "sm90_wgmma_splitk" in small and "cutlass_sm90" in large
+    for family in small:
+        assert set(by_family[family]) <= chosen, family
+    for family in large:
+        assert not set(by_family[family]) <= chosen, family
+    pruned = {c.key for c in candidates(m, n, k, kernels, limit=8, sweep_family=0)}
+    assert pruned < chosen

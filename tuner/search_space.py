@@ -24,6 +24,11 @@ DEFAULT_BANDWIDTH = 3.35e12  # H100 HBM3; H200 passes 4.8e12
 LAUNCH_OVERHEAD_S = 2.5e-6  # fixed cost of one kernel launch + prologue/epilogue, measured ~2.7-3.4 us
 
 
+# A family of at most this many kernels is measured whole, every variant (at most 5 a kernel, ~20 ms
+# each in stage 1).
+SWEEP_FAMILY = 8
+
+
 @dataclass(frozen=True)
 class Candidate:
     kernel: str
@@ -123,12 +128,18 @@ def candidates(
     bandwidth: float = DEFAULT_BANDWIDTH,
     limit: int = 16,
     per_kernel: int = 3,
+    sweep_family: int = SWEEP_FAMILY,
 ) -> list[Candidate]:
     """The ``limit`` candidates with the best predicted time, at most ``per_kernel`` per kernel,
     plus the best-predicted one of every kernel class (family, schedule, swap-AB, scheduler) not
     yet represented: the model is least sure across classes (it does not see, for example, that
-    ping-pong overlaps the epilogue, which decides small-K shapes)."""
+    ping-pong overlaps the epilogue, which decides small-K shapes). A family of at most
+    ``sweep_family`` kernels that run the shape is measured whole: the model does not
+    see what bounds a deep-K split-K kernel (L2 traffic, bytes in flight per SM, how many large
+    clusters fit at once) and ranked the wgmma family's best variants last (H100, 2026-11-24:
+    64x1024x16384, 17.0 us measured for the pick it left out, 33.1 for the one it kept)."""
     scored: list[Candidate] = []
+    swept: dict[str, list[Candidate]] = {}  # every variant of every kernel, by family
     for name, params in kernels.items():
         if not family_of(params).supports(m, n, k, params):
             continue
@@ -140,6 +151,7 @@ def candidates(
             key=lambda c: c.predicted_s,
         )
         scored += ranked[:per_kernel]
+        swept.setdefault(family_of(params).name, []).extend(ranked)
     scored.sort(key=lambda c: (c.predicted_s, c.key))
     chosen = scored[:limit]
     classes = {kernel_class(kernels[c.kernel]) for c in chosen}
@@ -148,6 +160,12 @@ def candidates(
         if cls not in classes:
             chosen.append(c)
             classes.add(cls)
+    keys = {c.key for c in chosen}
+    for family in swept.values():
+        if len({c.kernel for c in family}) <= sweep_family:
+            extra = sorted((c for c in family if c.key not in keys), key=lambda c: (c.predicted_s, c.key))
+            chosen += extra
+            keys.update(c.key for c in extra)
     return chosen
 
 
