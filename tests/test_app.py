@@ -634,9 +634,11 @@ async def test_compare_shows_published_beside_measured(loaded_db):
         assert rows[0][3:8] == ("1.250", "0.733", f"{0.733333 / 1.25:.3f}", "contradicted", "device_time")
         assert rows[1][6:8] == ("contradicted", "isolated_call")
         assert rows[-1][4] == "-" and rows[-1][8:10] == ("incorrect", "fp16_accumulation_suspected")
+        assert rows[-1][7] == "-"  # no measured ratio: no metric
         summary = str(app.query_one("#compare-summary").render())
         assert "5 configs compared" in summary and "contradicts 1" in summary
         assert "(isolated_call): 1 configs compared" in summary
+        assert "1 measured config(s) have no measured ratio" in summary
         assert not app.query_one("#compare-left").display
 
         app.query_one("#compare-view").value = "pair"
