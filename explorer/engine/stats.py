@@ -4,12 +4,14 @@ measurement of its kernels (issue 17). Thin over ``db.reads``, which holds the S
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from cuda_l2_explorer.db import reads
 from cuda_l2_explorer.db.errors import NotFoundError, UsageError
 from cuda_l2_explorer.db.reads import Filters
+from cuda_l2_explorer.db.shapes import Shape
 from cuda_l2_explorer.db.store import Store
 from cuda_l2_explorer.db.views import BEST, HEADLINE_BASELINES
 
@@ -88,11 +90,13 @@ class PublishedVsMeasured:
         return {"rows": rows, "summary": summary}
 
 
-def measure_command(set_id: str) -> str:
+def measure_command(set_id: str, configs: Sequence[Shape] = (), mode: str = "offline") -> str:
     """The command that measures a published set's kernels under its own set id (SPEC §4 folder
-    ``<device>_<ACC>`` of a checkout of the reference system)."""
+    ``<device>_<ACC>`` of a checkout of the reference system): ``configs``, else the whole grid."""
     name, _, folder = set_id.partition("/")
-    return f"cuda-l2-explorer bench --set <checkout>/kernels/{folder} --set-name {name} --grid --mode offline"
+    shapes = f"--mnk {','.join(str(c) for c in configs)}" if configs else "--grid"
+    where = f"--set <checkout>/kernels/{folder} --set-name {name}"
+    return f"cuda-l2-explorer bench {where} {shapes} --mode {mode}"
 
 
 def published_vs_measured(
