@@ -197,18 +197,16 @@ _CAVEAT_LIST = ", ".join(f"'{c}'" for c in MEASUREMENT_CAVEATS)
 # and the same win/loss/same spread rule as the stats), its ratio over the best baseline, the
 # kernel's correctness status (the worst of its rows), the audit's findings on it, and the
 # reference system's own metric (mean 2MNK / host time, SPEC §7) as a ratio over the same
-# baseline. A kernel that was incorrect or crashed has no measured ratio here; one that could not
-# be captured in a graph has its isolated-call ratio instead, with ``metric`` saying so (the view
-# never divides one metric by another); status and findings say why. ``verdict`` sets the
-# measured outcome against the published one (a published ratio above 1 is a claimed win).
+# baseline. A kernel that was incorrect or crashed has no measured ratio here, and so no
+# ``metric`` (NULL: no figure of ours to name a metric for); one that could not be captured in a
+# graph has its isolated-call ratio instead, with ``metric`` saying so (the view never divides one
+# metric by another); status and findings say why. ``verdict`` sets the measured outcome against
+# the published one (a published ratio above 1 is a claimed win).
 _REFERENCE_TFLOPS = (
     "SELECT run_id, m, n, k, implementation, mean FROM all_measurements "
     "WHERE metric = 'reference_tflops' AND status = 'ok' AND NOT padded"
 )
 _REPORT_LIST = ", ".join(f"'{b}'" for b in REPORT_ORDER)
-_PUBLISHED_MODE_METRIC = (
-    "CASE p.mode " + " ".join(f"WHEN '{mode}' THEN '{x}'" for mode, x in HEADLINE_METRIC.items()) + " END"
-)
 # A kernel that could not be captured in a graph (the reference system's launch on the legacy
 # default stream) has no device time; its ratio in the comparison is the isolated call's (one call
 # between events on an idle GPU, the same metric for the kernel and every baseline), labelled.
@@ -284,7 +282,7 @@ FINDINGS_VIEWS.append(
                     WHEN p.speedup > 1 THEN 'confirmed'
                     WHEN sp.outcome = 'loss' THEN 'no-win-either'
                     ELSE 'measured-win-only' END AS verdict,
-               coalesce(sp.metric, {_PUBLISHED_MODE_METRIC}) AS metric,
+               sp.metric AS metric,  -- NULL with no measured ratio: there is no metric to name
                kn.status, kn.error_ratio, coalesce(fl.audit, '') AS audit,
                coalesce(fl.caveats, '') AS caveats,
                kn.reference_tflops, kn.reference_tflops / ref.tflops AS reference_speedup, kn.run_id

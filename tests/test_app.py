@@ -237,12 +237,14 @@ async def test_lookup_flow(app_db):
         await pilot.press("5", *"1000 1000 1000", "enter")
         await _ready(pilot)
         table = app.query_one("#lookup-table")
-        # the baseline (no kernel beats it beyond the spread here), then 4 published covering
-        # configs and the measured set's 1024^3
+        # the baseline (no kernel beats it beyond the spread here), then the measured set's
+        # 1024^3 and 4 published covering configs, each figure's metric beside it
         assert table.row_count == 6
         first, second = table.get_row_at(0), table.get_row_at(1)
         assert first[LOOKUP_COLUMNS.index("tier")] == "baseline" and first[0] == "1"
         assert second[LOOKUP_COLUMNS.index("config")] == "1024_1024_1024"
+        metrics = [table.get_row_at(i)[LOOKUP_COLUMNS.index("metric")] for i in range(6)]
+        assert metrics == ["device_time", "device_time", *["published"] * 4]
         assert LOOKUP_BASELINE == engine_lookup.BASELINE  # the pane names the engine's tier
         assert str(app.query_one("#lookup-message").render()).startswith("keep ")
         table.focus()
@@ -634,9 +636,11 @@ async def test_compare_shows_published_beside_measured(loaded_db):
         assert rows[0][3:8] == ("1.250", "0.733", f"{0.733333 / 1.25:.3f}", "contradicted", "device_time")
         assert rows[1][6:8] == ("contradicted", "isolated_call")
         assert rows[-1][4] == "-" and rows[-1][8:10] == ("incorrect", "fp16_accumulation_suspected")
+        assert rows[-1][7] == "-"  # no measured ratio: no metric
         summary = str(app.query_one("#compare-summary").render())
         assert "5 configs compared" in summary and "contradicts 1" in summary
         assert "(isolated_call): 1 configs compared" in summary
+        assert "1 measured config(s) have no measured ratio" in summary
         assert not app.query_one("#compare-left").display
 
         app.query_one("#compare-view").value = "pair"

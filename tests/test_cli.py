@@ -76,6 +76,10 @@ def test_lookup_json_shape(cli, loaded_db):
         "evidence",
     } <= set(first)
     assert {"source", "config", "run_id", "from", "date"} <= set(first["evidence"])
+    # every figure names its metric: a published ratio is never labelled a device time
+    metrics = {(c["evidence"]["source"], c["metric"], c["evidence"]["metric"]) for c in data["candidates"]}
+    assert metrics <= {("measured", "device_time", "device_time"), ("published", "published", "published")}
+    assert "measure" in data
 
 
 def test_lookup_text_keeps_messages_off_stdout(cli, loaded_db):

@@ -141,8 +141,14 @@ def test_a_win_inside_the_spread_keeps_the_baseline():
     assert result.keep_baseline and [r.tier for r in result.candidates] == [BASELINE, "exact"]
     keep = result.candidates[0]
     assert keep.candidate.best_baseline == "cuBLASLt-auto-tuning-tn" and keep.predicted_speedup == 1.0
-    assert result.answer.startswith("keep cuBLASLt-auto-tuning-tn (10.30 us at your shape, measured on h100")
-    assert "best kernel here is ours/h100_F32F16F16F32 1024_1024_1024 (exact) at 1.030x" in result.answer
+    assert result.answer.startswith(
+        "keep cuBLASLt-auto-tuning-tn (10.30 us of device time at your shape, measured on h100"
+    )
+    assert (
+        "best measured kernel here is ours/h100_F32F16F16F32 1024_1024_1024 (exact) at 1.030x"
+        in result.answer
+    )
+    assert "(device time) over cuBLASLt-auto-tuning-tn" in result.answer and result.measure is None
     assert "not faster beyond the run-to-run spread" in result.answer
 
 
@@ -151,7 +157,58 @@ def test_an_upper_bound_never_beats_the_baseline():
     assert result.keep_baseline
     bound = kernels(result)[0]
     assert bound.predicted_low is None and bound.predicted_high == pytest.approx(1.3)
-    assert "<= 1.300x" in result.answer and "an upper bound" in result.answer
+    assert "upper bound" in bound.predicted_basis
+    assert (
+        "no kernel here was measured: s/h100_F32F16F16F32 1024_1024_1024 (covering) at <= 1.300x"
+        in result.answer
+    )
+    assert result.measure in result.answer and "--mnk 1024_1024_1024 --mode offline" in result.measure
+
+
+def test_a_published_bound_is_never_weighed_against_a_measured_device_time():
+    """The baseline's figure is a measured device time; the reference set's covering kernel has
+    only a published (host-timed) upper bound. The answer weighs the measured kernel against the
+    baseline and says the published one is only published, with the command that would measure
+    it; the ranking lists every measured kernel before the published ones."""
+    query = Shape(4096, 14336, 4096)
+    ours = measured(4096, 16384, 4096, kernel_us=830.0, baseline_us=790.0)
+    published = cand(4096, 16384, 4096, 1.05, set_id="cuda-l2/h100_F32F16F16F32", best_baseline="cuBLAS-tn")
+    result = rank(query, [published, ours])
+    assert [(r.tier, r.candidate) for r in result.candidates[1:]] == [
+        ("nearest", ours),
+        ("covering", published),
+    ]
+    command = (
+        "cuda-l2-explorer bench --set <checkout>/kernels/h100_F32F16F16F32 --set-name cuda-l2 "
+        "--mnk 4096_16384_4096 --mode offline"
+    )
+    assert result.answer == (
+        "keep cuBLASLt-auto-tuning-tn (790.00 us of device time at 4096_16384_4096, measured on h100 "
+        "offline); best measured kernel here is ours/h100_F32F16F16F32 4096_16384_4096 (nearest) at "
+        "0.952x [0.933-0.971] (device time) over cuBLASLt-auto-tuning-tn: slower; "
+        "cuda-l2/h100_F32F16F16F32 4096_16384_4096 (covering) at <= 1.050x (published, host-timed) over "
+        f"cuBLAS-tn is only published, not measured here: measure it with `{command}`"
+    )
+    assert result.measure == command
+    records = [r.record() for r in result.candidates]
+    assert [r["metric"] for r in records] == ["device_time", "device_time", "published"]
+    assert [r["evidence"]["metric"] for r in records] == ["device_time", "device_time", "published"]
+    # a published claim of no win beside a measured kernel is not worth a command
+    modest = cand(4096, 16384, 4096, 0.9, set_id="cuda-l2/h100_F32F16F16F32")
+    quiet = rank(query, [modest, ours])
+    assert "only published" not in quiet.answer and quiet.measure is None
+
+
+def test_a_published_win_is_the_reference_systems_advice_and_says_so():
+    win = cand(64, 64, 64, 1.25, set_id="cuda-l2/h100_F32F16F16F32", best_baseline="cuBLAS-nn")
+    result = rank(Shape(64, 64, 64), [win, measured(64, 64, 64, 5.0, 4.0)])
+    assert result.winner.candidate is win
+    assert result.answer.startswith(
+        "use cuda-l2/h100_F32F16F16F32 64_64_64 (exact, runs at your shape): predicted 1.250x "
+        "(published, host-timed) over cuBLAS-nn on h100 offline"
+    )
+    assert result.answer.endswith(f"only published, not measured here: measure it with `{result.measure}`")
+    assert result.to_json()["measure"] == result.measure and "--mnk 64_64_64" in result.measure
 
 
 def test_a_win_measured_far_away_is_not_an_estimate_for_your_shape():
@@ -308,9 +365,14 @@ def test_properties(query, cands):
     assert [r.tier for r in winners] == sorted((r.tier for r in winners), key=ORDER.get)
     baselines = [(r.candidate.gpu, r.candidate.mode) for r in entries if r.tier == BASELINE]
     assert baselines == sorted(groups)
-    rest = [r.tier for r in entries[first_baseline:] if r.tier != BASELINE]
-    assert rest == sorted(rest, key=ORDER.get)
-    assert ("uncovered" in rest) == (not result.covered and bool(cands))
+    rest = [r for r in entries[first_baseline:] if r.tier != BASELINE]
+    if result.covered:  # the measured kernels, then those only published, each in tier order
+        published = [r.candidate.source == "published" for r in rest]
+        assert published == sorted(published)
+    for part in ("measured", "published") if result.covered else (None,):
+        tiers = [r.tier for r in rest if part in (None, r.candidate.source)]
+        assert tiers == sorted(tiers, key=ORDER.get)
+    assert ("uncovered" in [r.tier for r in rest]) == (not result.covered and bool(cands))
     # the answer names the top entry
     if entries:
         assert result.answer.startswith("keep " if entries[0].tier == BASELINE else "use ")

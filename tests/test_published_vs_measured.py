@@ -65,10 +65,10 @@ def test_each_measured_config_beside_its_published_figure(pvm_db):
         assert row["published"] == pytest.approx(_published_best(shape)), shape
         assert row["verdict"] == VERDICTS[shape], shape
         expected = expected_isolated_best(shape) if shape == NOT_CAPTURED else expected_best(shape)
-        assert row["metric"] == ("isolated_call" if shape == NOT_CAPTURED else "device_time")
-        if VERDICTS[shape] is None:
-            assert row["measured"] is None and row["measured_best"] is None
+        if VERDICTS[shape] is None:  # no measured ratio, so no metric to name (not device_time)
+            assert row["measured"] is None and row["measured_best"] is None and row["metric"] is None
         else:
+            assert row["metric"] == ("isolated_call" if shape == NOT_CAPTURED else "device_time")
             assert row["measured"] == pytest.approx(expected), shape
             assert row["measured_best"] == pytest.approx(expected)
             assert row["measured_lo"] < row["measured"] < row["measured_hi"]
@@ -110,11 +110,15 @@ def test_other_baselines_keep_the_best_baseline_ratio_beside_them(pvm_db):
 
 def test_summary_adds_up_the_rows(pvm_db):
     comparison = _comparison(pvm_db)
-    # device times and the not-capturable kernel's isolated call are summarised apart
-    summary, isolated = comparison.summary.to_dicts()
-    assert (summary["metric"], isolated["metric"]) == ("device_time", "isolated_call")
+    # device times, the not-capturable kernel's isolated call and the configs with no ratio (and
+    # so no metric) are summarised apart
+    summary, isolated, unmeasured = comparison.summary.to_dicts()
+    metrics = (summary["metric"], isolated["metric"], unmeasured["metric"])
+    assert metrics == ("device_time", "isolated_call", None)
     compared = [s for s, v in VERDICTS.items() if v is not None and s != NOT_CAPTURED]
-    assert summary["configs"] == 6 and summary["compared"] == 5 and summary["no_ratio"] == 1
+    assert summary["configs"] == 5 and summary["compared"] == 5 and summary["no_ratio"] == 0
+    assert (unmeasured["configs"], unmeasured["compared"], unmeasured["no_ratio"]) == (1, 0, 1)
+    assert unmeasured["audited"] == 1 and unmeasured["geomean_published"] is None
     assert summary["geomean_published"] == pytest.approx(
         statistics.geometric_mean([_published_best(s) for s in compared])
     )
@@ -122,12 +126,14 @@ def test_summary_adds_up_the_rows(pvm_db):
         statistics.geometric_mean([expected_best(s) for s in compared])
     )
     assert (summary["contradicted"], summary["confirmed"], summary["same"]) == (1, 1, 1)
-    assert summary["audited"] == 2
+    assert summary["audited"] == 1
     assert (isolated["configs"], isolated["compared"], isolated["contradicted"]) == (1, 1, 1)
     assert isolated["geomean_measured"] == pytest.approx(expected_isolated_best(NOT_CAPTURED))
-    line, isolated_line = comparison.lines()
-    assert "5 configs compared" in line and "contradicts 1" in line and "2 of 6" in line
+    line, isolated_line, unmeasured_line = comparison.lines()
+    assert "5 configs compared" in line and "contradicts 1" in line and "1 of 5" in line
     assert "(isolated_call): 1 configs compared" in isolated_line
+    assert "device_time" not in unmeasured_line and "None" not in unmeasured_line
+    assert "over best-baseline: 1 measured config(s) have no measured ratio" in unmeasured_line
 
 
 def test_the_newest_run_of_a_config_is_the_one_compared(pvm_db):
@@ -152,9 +158,18 @@ def test_cli_table_json_csv_and_summary(cli, pvm_db):
     assert head[:8] == ["set_id", "gpu", "mode", "m", "n", "k", "regime", "baseline"]
     assert "run_id" not in head and len(text.out.splitlines()) == 8
     assert "contradicts 1 (published win, measured loss beyond the spread)" in text.err
-    rows = cli("--db", pvm_db, "stats", "--published-vs-measured", "--json").json()
+    data = cli("--db", pvm_db, "stats", "--published-vs-measured", "--json").json()
+    rows = data["rows"]
     assert len(rows) == 7 and all(r["run_id"] for r in rows)
     assert {r["verdict"] for r in rows} == set(VERDICTS.values())
+    # the summary the table form prints to stderr, its figures and its line per metric
+    summary = data["summary"]
+    assert [s["metric"] for s in summary] == ["device_time", "isolated_call", None]
+    assert [s["line"] for s in summary] == text.err.strip().splitlines()[-3:]
+    assert (summary[0]["compared"], summary[0]["contradicted"], summary[0]["audited"]) == (5, 1, 1)
+    assert summary[0]["geomean_measured"] == pytest.approx(
+        statistics.geometric_mean([expected_best(s) for s, v in VERDICTS.items() if v and s != NOT_CAPTURED])
+    )
     out = cli("--db", pvm_db, "-q", "stats", "--published-vs-measured", "--csv", "--baseline", "cuBLAS-nn")
     assert out.err == ""
     table = list(csv.DictReader(io.StringIO(out.out)))
@@ -210,14 +225,19 @@ def test_plot_draws_each_config_where_its_figures_put_it(pvm_db, tmp_path, capsy
     (one_y,) = [float(line.get("y1")) for line in lines if line.get("y1") == line.get("y2")]
     (one_x,) = [float(line.get("x1")) for line in lines if line.get("x1") == line.get("x2")]
     assert float(red.get("cx")) > one_x and float(red.get("cy")) > one_y  # right of 1.0x, below 1.0x
-    device_rows = _comparison(pvm_db).rows.filter(pl.col("metric") == "device_time").to_dicts()
+    # the device-time plot also holds the config with no ratio (no metric), as a tick
+    rows = _comparison(pvm_db).rows
+    device_rows = rows.filter(pl.col("metric").is_null() | (pl.col("metric") == "device_time")).to_dicts()
+    device_rows.sort(key=lambda r: r["metric"] is None)
     assert svg == script.scatter_svg(device_rows, *_title_and_summary(pvm_db))  # deterministic
+    assert "have no measured ratio" in svg and "have no measured ratio" not in isolated
 
 
 def _title_and_summary(db):
     comparison = _comparison(db)
     title = f"{SET_ID} on h100, offline: published vs measured speedup over best-baseline"
-    return title, comparison.lines()[0]
+    lines = comparison.lines()
+    return title, f"{lines[0]} {lines[2]}"
 
 
 def test_plot_says_what_would_measure_a_published_set(loaded_db, tmp_path, capsys):

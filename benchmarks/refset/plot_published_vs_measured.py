@@ -9,10 +9,10 @@ Each config is a point: x its published speedup, y our measured speedup over the
 (both log scale), coloured by the verdict (contradicted: a published win measured as a loss beyond
 the run-to-run spread). Points on the diagonal agree; below it the measurement is lower than the
 claim. A ring marks a config whose kernel carries audit findings (per-call sync or allocation,
-extra streams, fp16 accumulation ...). Configs without a measured ratio (incorrect, failed, not
-capturable in a graph) are ticks under the axis at their published figure. The summary line is
-the engine's. Exit 4 when the store holds no measurement of a published set (the message names the
-bench command that makes one).
+extra streams, fp16 accumulation ...). Configs without a measured ratio (incorrect or failed: no
+metric) are ticks under the axis at their published figure, on the plot of the mode's own metric.
+The summary lines are the engine's. Exit 4 when the store holds no measurement of a published set
+(the message names the bench command that makes one).
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ def scatter_svg(rows: list[dict], title: str, summary: str) -> str:
             line = ""
         line = f"{line} {word}".strip()
     lines.append(line)
-    for i, text in enumerate(lines[:3]):
+    for i, text in enumerate(lines[:4]):
         parts.append(f'<text x="{left}" y="{34 + 13 * i}" fill="#444">{_escape(text)}</text>')
     for tick in range(math.ceil(-lim * 2), math.floor(lim * 2) + 1):
         v = 2 ** (tick / 2)
@@ -137,17 +137,29 @@ def scatter_svg(rows: list[dict], title: str, summary: str) -> str:
 
 def plots(store: Store, set_: str | None, gpu: str | None, mode: str | None, baseline: str) -> dict[str, str]:
     """File name -> SVG text for each (set, GPU, mode, metric) both published and measured: ratios
-    of different metrics are never drawn on one plot."""
+    of different metrics are never drawn on one plot. The configs with no measured ratio (no
+    metric) are ticks on the plot of the mode's own metric, with their summary line."""
+    import polars as pl
+
     comparison = published_vs_measured(store, resolve_filters(store, gpu, set_, mode), (baseline,))
     keys = ["set_id", "gpu", "mode", "metric"]
     summaries = dict(zip(comparison.summary.select(keys).iter_rows(), comparison.lines(), strict=True))
     out = {}
-    for (set_id, g, m, metric), group in comparison.rows.group_by(keys, maintain_order=True):
-        title = f"{set_id} on {g}, {m}: published vs measured speedup over {baseline}"
-        if metric != HEADLINE_METRIC.get(m):
-            title += f" (measured: {metric.replace('_', ' ')})"
-        svg = scatter_svg(group.to_dicts(), title, summaries[set_id, g, m, metric])
-        out[plot_name(set_id, g, m, baseline, metric)] = svg
+    for (set_id, g, m), rows in comparison.rows.group_by(keys[:3], maintain_order=True):
+        own = HEADLINE_METRIC.get(m, m)
+        no_ratio = rows.filter(pl.col("metric").is_null())
+        metrics = [x for x in rows["metric"].unique(maintain_order=True) if x is not None]
+        if no_ratio.height and own not in metrics:
+            metrics.insert(0, own)
+        for metric in metrics:
+            group, lines = rows.filter(pl.col("metric") == metric), [summaries.get((set_id, g, m, metric))]
+            if metric == own and no_ratio.height:
+                group, lines = pl.concat([group, no_ratio]), [*lines, summaries[set_id, g, m, None]]
+            title = f"{set_id} on {g}, {m}: published vs measured speedup over {baseline}"
+            if metric != own:
+                title += f" (measured: {metric.replace('_', ' ')})"
+            svg = scatter_svg(group.to_dicts(), title, " ".join(line for line in lines if line))
+            out[plot_name(set_id, g, m, baseline, metric)] = svg
     return out
 
 

@@ -82,6 +82,7 @@ def run(args: argparse.Namespace) -> int:
                 "predicted": rec["predicted_speedup"],
                 "low": rec["predicted_low"],
                 "high": rec["predicted_high"],
+                "metric": rec["metric"],  # of the predicted figure and kernel_us: never mixed
                 "kernel_us": rec["kernel_us"],
                 "source": ev["source"],
                 "basis": rec["predicted_basis"],

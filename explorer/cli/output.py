@@ -78,14 +78,24 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
+def _json_ready(data: Any) -> Any:
+    """``data`` with every frame a list of records and every non-finite float null, however deep
+    (a NaN would make the output invalid JSON)."""
+    if hasattr(data, "iter_rows"):
+        return [{k: _jsonable(v) for k, v in row.items()} for row in data.iter_rows(named=True)]
+    if isinstance(data, dict):
+        return {k: _json_ready(v) for k, v in data.items()}
+    if isinstance(data, list | tuple):
+        return [_json_ready(v) for v in data]
+    return _jsonable(data)
+
+
 def emit(data: Any, fmt: str, digits: int = 3) -> None:
     """Write ``data`` (a Polars frame, list of dicts or dict) to stdout as text, JSON or CSV (text
     cells a spreadsheet would run as formulas are quoted, as in the app's exports)."""
     out = sys.stdout
     if fmt == "json":
-        if hasattr(data, "iter_rows"):
-            data = [{k: _jsonable(v) for k, v in row.items()} for row in data.iter_rows(named=True)]
-        json.dump(data, out, indent=2, default=_jsonable)
+        json.dump(_json_ready(data), out, indent=2, default=_jsonable)
         out.write("\n")
     else:
         columns, rows = _table(data)

@@ -25,7 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="per config, a set's published speedup beside our measurement of the same kernel on the "
         "same GPU and mode, with its status and audit findings (default baseline best-baseline); "
-        "a summary on stderr",
+        "a summary on stderr (with --json: an object of rows and summary)",
     )
     add_format(parser)
 
@@ -43,6 +43,8 @@ def run(args: argparse.Namespace) -> int:
             comparison = published_vs_measured(store, filters, baselines)
             frame = comparison.rows if args.fmt != "text" else comparison.rows.drop("run_id")
             summary = comparison.lines()
+            if args.fmt == "json":  # one object: the rows and the summary's figures beside them
+                frame = comparison.to_json()
         elif args.by_regime:
             frame = stats_by_regime(store, filters, baselines)
         else:

@@ -29,6 +29,7 @@ from cuda_l2_explorer.db.reads import Filters, resolve_filters
 from cuda_l2_explorer.db.shapes import GRID_MAX, Shape
 from cuda_l2_explorer.db.store import Store
 from cuda_l2_explorer.db.views import HEADLINE_METRIC
+from cuda_l2_explorer.engine.stats import measure_command
 
 TIERS = ("exact", "covering", "nearest", "uncovered")
 BASELINE = "baseline"  # the tier (and set_id) of a "keep the baseline" entry
@@ -36,6 +37,13 @@ FP32_ACCUMULATE = "F32F16F16F32"
 FP16_ACCUMULATE = "F16F16F16F16"
 ACCUMULATORS = {"fp32": FP32_ACCUMULATE, "fp16": FP16_ACCUMULATE}
 DEFAULT_MODE = "offline"  # device time, SPEC §7's headline metric
+PUBLISHED = "published"  # the metric of a published ratio: the reference system's host-timed means
+# How a figure's metric reads in a sentence (SPEC §7: every number says which metric it is).
+METRIC_WORDS = {
+    "device_time": "device time",
+    "isolated_call": "isolated-call time",
+    PUBLISHED: "published, host-timed",
+}
 _DETECT = object()  # lookup(machine_gpu=...) default: ask the machine
 
 
@@ -68,6 +76,14 @@ class Candidate:
     baseline_p90_s: float | None = None
     has_source: bool = False  # an imported SPEC section 4 file is stored: export can write it
     library: bool = False  # a kernel of our library, stored as parameters: export can render it
+
+    @property
+    def metric(self) -> str | None:
+        """What its figures measure: a measured row the mode's own metric (device time offline),
+        a published row the reference system's host timing (SPEC §5), never compared with it."""
+        if self.source == PUBLISHED:
+            return PUBLISHED
+        return HEADLINE_METRIC.get(self.mode, self.mode) if self.source == "measured" else None
 
     def why_not(self, query: Shape) -> str | None:
         """Why this runtime-shape kernel cannot run ``query`` (its family's declared limits)."""
@@ -152,11 +168,13 @@ class Ranked:
             "predicted_high": self.predicted_high,
             "beats_baseline": self.beats_baseline,
             "predicted_basis": self.predicted_basis,
+            "metric": c.metric,
             "kernel_us": None if c.kernel_s is None else c.kernel_s * 1e6,
             "kernel_padded_us": None if c.kernel_padded_s is None else c.kernel_padded_s * 1e6,
             "baseline": c.best_baseline,
             "evidence": {
                 "source": c.source,
+                "metric": c.metric,
                 "config": str(c.shape),
                 "speedup_vs_best_baseline": c.speedup_best,
                 "baseline": c.best_baseline,
@@ -174,7 +192,8 @@ class LookupResult:
     covered: bool
     message: str
     candidates: list[Ranked] = field(default_factory=list)
-    answer: str = ""  # the verdict: "use <kernel> ..." or "keep <baseline> ...; best kernel here ..."
+    answer: str = ""  # the verdict: "use <kernel> ..." or "keep <baseline> ...; best measured kernel ..."
+    measure: str | None = None  # the bench command for a kernel the answer names that is only published
     gpu: str | None = None  # the GPU answered for (None: several, with --any-gpu)
     gpu_choice: str = ""  # how that GPU was chosen
     mode: str | None = None
@@ -210,6 +229,7 @@ class LookupResult:
             "mode": self.mode,
             "accumulator": self.accumulator,
             "notes": list(self.notes),
+            "measure": self.measure,
             "candidates": [r.record() for r in self.candidates],
         }
 
@@ -398,11 +418,12 @@ def _baseline_name(entry: Candidate) -> str:
 def _baseline_figure(entry: Candidate, query: Shape) -> str:
     where = "your shape" if entry.shape == query else str(entry.shape)
     if entry.best_baseline_s is not None:
-        return f"{entry.best_baseline_s * 1e6:.2f} us at {where}, measured on {entry.gpu} {entry.mode}"
+        words = METRIC_WORDS.get(entry.metric or "", entry.metric)
+        figure = f"{entry.best_baseline_s * 1e6:.2f} us of {words}"
+        return f"{figure} at {where}, measured on {entry.gpu} {entry.mode}"
     if entry.best_baseline:
-        return (
-            f"the fastest of the seven at {where} in the {entry.source} results for {entry.gpu} {entry.mode}"
-        )
+        source = "published (host-timed)" if entry.source == PUBLISHED else entry.source
+        return f"the fastest of the seven at {where} in the {source} results for {entry.gpu} {entry.mode}"
     return f"no baseline figure for {entry.gpu} {entry.mode}: measure it with `bench`"
 
 
@@ -424,15 +445,19 @@ def rank(query: Shape, candidates: Sequence[Candidate], limit: int | None = 10) 
     if covered:
         order = _total_keys({c: _sort_key(query, tiers[c], c) for c in pool})
         estimates = _set_estimates(query, pool, order)
+        # Past the baseline, the kernels measured (the keep figure's metric) come before those
+        # only published: a published ratio is another metric, never ranked among device times.
         kernel_key = {
-            c: (0 if predictions[c].beats and (tiers[c] != "nearest" or c in estimates) else 2, *order[c])
+            c: (0, False, *order[c])
+            if predictions[c].beats and (tiers[c] != "nearest" or c in estimates)
+            else (2, c.source == PUBLISHED, *order[c])
             for c in pool
         }
     else:
         nearest_first = _total_keys(
             {c: (query.log2_distance(c.shape), *_sort_key(query, "uncovered", c)) for c in pool}
         )
-        kernel_key = {c: (2, *key) for c, key in nearest_first.items()}
+        kernel_key = {c: (2, False, *key) for c, key in nearest_first.items()}
     by_group: dict[tuple[str, str], list[Candidate]] = {}
     for c in pool:
         by_group.setdefault((c.gpu, c.mode), []).append(c)
@@ -440,23 +465,29 @@ def rank(query: Shape, candidates: Sequence[Candidate], limit: int | None = 10) 
     for (gpu, mode), group in sorted(by_group.items()):
         best = min(group, key=kernel_key.__getitem__) if covered else None
         baseline, prediction = _baseline_entry(gpu, mode, query, group, best)
-        entries.append(((1, gpu, mode), BASELINE, baseline, prediction))
+        entries.append(((1, False, gpu, mode), BASELINE, baseline, prediction))
     entries += [(kernel_key[c], tiers[c], c, predictions[c]) for c in pool]
     entries.sort(key=lambda e: e[0])
     ranked = [_ranked(i, query, tier, c, p) for i, (_, tier, c, p) in enumerate(entries[:limit], start=1)]
-    # The answer names the best kernel after the baseline, which a short limit may cut off.
+    # The answer names the best kernel measured and the best only published after the baseline,
+    # which a short limit may cut off.
     top = ranked[:1]
     if top and top[0].tier == BASELINE and covered:
-        i, (_, tier, c, p) = next(
-            (i, e) for i, e in enumerate(entries, 1) if e[1] not in (BASELINE, "uncovered")
-        )
-        top.append(_ranked(i, query, tier, c, p))
+        for source in ("measured", PUBLISHED):
+            first = next(
+                (
+                    (i, e)
+                    for i, e in enumerate(entries, 1)
+                    if e[1] not in (BASELINE, "uncovered") and e[2].source == source
+                ),
+                None,
+            )
+            if first is not None:
+                i, (_, tier, c, p) = first
+                top.append(_ranked(i, query, tier, c, p))
+    answer_text, measure = _answer(query, top, covered, _limits(query, candidates))
     return LookupResult(
-        query,
-        covered,
-        _message(query, tiers, covered),
-        ranked,
-        answer=_answer(query, top, covered, _limits(query, candidates)),
+        query, covered, _message(query, tiers, covered), ranked, answer=answer_text, measure=measure
     )
 
 
@@ -500,10 +531,20 @@ def _ranked(position: int, query: Shape, tier: str, c: Candidate, p: Prediction)
 
 
 def describe_kernel(r: Ranked) -> str:
-    """'<set> <config> (<tier>) at <predicted> over <baseline>': a kernel entry in one phrase."""
+    """'<set> <config> (<tier>) at <predicted> (<metric>) over <baseline>': a kernel entry in one
+    phrase, its figure's metric named."""
     c = r.candidate
     over = f" over {c.best_baseline}" if c.best_baseline else ""
-    return f"{c.set_id} {c.shape} ({r.tier}) at {r.prediction.text()}{over}"
+    words = METRIC_WORDS.get(c.metric or "", c.metric or c.source)
+    return f"{c.set_id} {c.shape} ({r.tier}) at {r.prediction.text()} ({words}){over}"
+
+
+def _only_published(r: Ranked) -> tuple[str, str]:
+    """What the answer says of a kernel that only the reference system timed, and the bench
+    command that would measure it on this GPU: its figure is never set against a measured one."""
+    c = r.candidate
+    command = measure_command(c.set_id, [c.shape], c.mode)
+    return f"{describe_kernel(r)} is only published, not measured here: measure it with `{command}`", command
 
 
 def _limits(query: Shape, candidates: Sequence[Candidate]) -> list[str]:
@@ -511,32 +552,54 @@ def _limits(query: Shape, candidates: Sequence[Candidate]) -> list[str]:
     return sorted({why for c in candidates if (why := c.why_not(query)) is not None})
 
 
-def _answer(query: Shape, ranked: Sequence[Ranked], covered: bool, limits: Sequence[str] = ()) -> str:
-    """The verdict from the top entry (and, when it is the baseline, the best kernel after it)."""
+def _answer(
+    query: Shape, ranked: Sequence[Ranked], covered: bool, limits: Sequence[str] = ()
+) -> tuple[str, str | None]:
+    """The verdict from the top entry (and, when it is the baseline, the best kernels after it: the
+    best measured, and the best only published), with the command that would measure a kernel
+    it names that is only published. A measured figure is weighed against the baseline's, of the
+    same metric; a published one only reported, with that command."""
     if not ranked:
-        return f"no data to answer {query}: keep torch.matmul / cuBLASLt, or measure it with `bench`"
+        return f"no data to answer {query}: keep torch.matmul / cuBLASLt, or measure it with `bench`", None
     top = ranked[0]
     if top.tier != BASELINE:
         c = top.candidate
-        return (
+        words = METRIC_WORDS.get(c.metric or "", c.metric or c.source)
+        text = (
             f"use {c.set_id} {c.shape} ({top.tier}, runs at {top.runs_at}): "
-            f"predicted {top.prediction.text()} over {c.best_baseline or 'the best baseline'} "
+            f"predicted {top.prediction.text()} ({words}) over {c.best_baseline or 'the best baseline'} "
             f"on {c.gpu} {c.mode} ({top.predicted_basis})"
         )
+        if c.source != PUBLISHED:
+            return text, None
+        command = measure_command(c.set_id, [c.shape], c.mode)
+        return f"{text}; only published, not measured here: measure it with `{command}`", command
     keep = f"keep {_baseline_name(top.candidate)} ({_baseline_figure(top.candidate, query)})"
     if not covered:
         why = f" (runtime-shape kernels: {'; '.join(limits)})" if limits else ""
-        return f"{keep}; no kernel here can run {query}{why}"
-    best = ranked[1]
-    if (best.predicted_high or best.predicted_speedup or 0.0) < 1.0:
-        why = "slower"
-    elif best.predicted_low is None:
-        why = "an upper bound, not measured at your shape"
-    else:
-        why = "not faster beyond the run-to-run spread" + (
-            ", estimated elsewhere" if best.tier == "nearest" else ""
-        )
-    return f"{keep}; best kernel here is {describe_kernel(best)}: {why}"
+        return f"{keep}; no kernel here can run {query}{why}", None
+    measured = next((r for r in ranked[1:] if r.candidate.source != PUBLISHED), None)
+    published = next((r for r in ranked[1:] if r.candidate.source == PUBLISHED), None)
+    parts = [keep]
+    if measured is not None:
+        if (measured.predicted_high or measured.predicted_speedup or 0.0) < 1.0:
+            why = "slower"
+        elif measured.predicted_low is None:
+            why = "an upper bound, not measured at your shape"
+        else:
+            why = "not faster beyond the run-to-run spread" + (
+                ", estimated elsewhere" if measured.tier == "nearest" else ""
+            )
+        parts.append(f"best measured kernel here is {describe_kernel(measured)}: {why}")
+    command = None
+    # A published claim is worth measuring where nothing measured runs your shape, or where it
+    # claims a win (over its own baselines, in its own metric).
+    if published is not None and (
+        measured is None or (published.predicted_high or published.predicted_speedup or 0.0) > 1.0
+    ):
+        text, command = _only_published(published)
+        parts.append(text if measured is not None else f"no kernel here was measured: {text}")
+    return "; ".join(parts), command
 
 
 def _message(query: Shape, tiers: dict[Candidate, str], covered: bool) -> str:

@@ -4,12 +4,14 @@ measurement of its kernels (issue 17). Thin over ``db.reads``, which holds the S
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from cuda_l2_explorer.db import reads
 from cuda_l2_explorer.db.errors import NotFoundError, UsageError
 from cuda_l2_explorer.db.reads import Filters
+from cuda_l2_explorer.db.shapes import Shape
 from cuda_l2_explorer.db.store import Store
 from cuda_l2_explorer.db.views import BEST, HEADLINE_BASELINES
 
@@ -55,9 +57,17 @@ class PublishedVsMeasured:
 
     def lines(self) -> list[str]:
         """The summary, one line per set, GPU, mode, baseline and metric (a kernel that could not be
-        captured in a graph is compared by its isolated call, apart from the device times)."""
+        captured in a graph is compared by its isolated call, apart from the device times), and
+        one for the configs with no measured ratio, which have no metric."""
         out = []
         for r in self.summary.iter_rows(named=True):
+            if r["metric"] is None:
+                out.append(
+                    f"{r['set_id']} on {r['gpu']}, {r['mode']}, over {r['baseline']}: {r['no_ratio']} "
+                    f"measured config(s) have no measured ratio (incorrect or failed: see status), "
+                    f"{r['audited']} of them with audit findings."
+                )
+                continue
             head = f"{r['set_id']} on {r['gpu']}, {r['mode']}, over {r['baseline']} ({r['metric']}):"
             if r["compared"]:
                 figures = (
@@ -69,17 +79,24 @@ class PublishedVsMeasured:
             else:
                 figures = "no config with a measured ratio to compare"
             tail = f"; {r['audited']} of {r['configs']} measured configs carry audit findings"
-            if r["no_ratio"]:
-                tail += f", {r['no_ratio']} have no {r['metric']} ratio (incorrect or failed)"
             out.append(f"{head} {figures}{tail}.")
         return out
 
+    def to_json(self) -> dict[str, list[dict]]:
+        """``rows`` (each config, as before) and ``summary`` (each line's figures, its text as
+        ``line``): what the table form prints to stderr, for a script to read."""
+        rows = self.rows.to_dicts()
+        summary = [{**r, "line": line} for r, line in zip(self.summary.to_dicts(), self.lines(), strict=True)]
+        return {"rows": rows, "summary": summary}
 
-def measure_command(set_id: str) -> str:
+
+def measure_command(set_id: str, configs: Sequence[Shape] = (), mode: str = "offline") -> str:
     """The command that measures a published set's kernels under its own set id (SPEC §4 folder
-    ``<device>_<ACC>`` of a checkout of the reference system)."""
+    ``<device>_<ACC>`` of a checkout of the reference system): ``configs``, else the whole grid."""
     name, _, folder = set_id.partition("/")
-    return f"cuda-l2-explorer bench --set <checkout>/kernels/{folder} --set-name {name} --grid --mode offline"
+    shapes = f"--mnk {','.join(str(c) for c in configs)}" if configs else "--grid"
+    where = f"--set <checkout>/kernels/{folder} --set-name {name}"
+    return f"cuda-l2-explorer bench {where} {shapes} --mode {mode}"
 
 
 def published_vs_measured(
@@ -106,7 +123,8 @@ def published_vs_measured(
             f"{also}; measure them on that GPU with `{measure_command(set_id)}`"
         )
     both = pl.col("measured").is_not_null()
-    summary = rows.group_by("set_id", "gpu", "mode", "baseline", "metric", maintain_order=True).agg(
+    group = ["set_id", "gpu", "mode", "baseline"]
+    summary = rows.group_by(*group, "metric", maintain_order=True).agg(
         pl.len().alias("configs"),
         both.sum().alias("compared"),
         pl.col("published").filter(both).log().mean().exp().alias("geomean_published"),
@@ -117,4 +135,8 @@ def published_vs_measured(
         (pl.col("audit") != "").sum().alias("audited"),
         (~both).sum().alias("no_ratio"),
     )
+    # Per set, GPU, mode and baseline as the rows come, its configs without a ratio (metric NULL)
+    # after the metrics' lines.
+    first = pl.int_range(pl.len()).min().over(group)
+    summary = summary.sort(first, pl.col("metric").is_null(), maintain_order=True)
     return PublishedVsMeasured(rows, summary)

@@ -17,8 +17,9 @@ from textual.widgets import Checkbox, DataTable, Input, Static
 if TYPE_CHECKING:
     from cuda_l2_explorer.engine.lookup import LookupResult
 
-# The predicted speedup next to the rank, so an 80-column terminal shows it.
-COLUMNS = ("rank", "predicted", "tier", "config", "set_id", "gpu", "mode", "runs at", "basis")
+# The predicted speedup next to the rank, so an 80-column terminal shows it, and its metric
+# (device time, or a published host-timed ratio) beside it.
+COLUMNS = ("rank", "predicted", "metric", "tier", "config", "set_id", "gpu", "mode", "runs at", "basis")
 # engine.lookup.BASELINE, the tier of a baseline row (not imported: the engine loads after the
 # first paint).
 BASELINE = "baseline"
@@ -77,6 +78,7 @@ class LookupPane(Vertical):
             table.add_row(
                 str(r.rank),
                 "-" if r.predicted_speedup is None else r.prediction.text(),
+                c.metric or "-",
                 r.tier,
                 str(c.shape),
                 f"keep {c.best_baseline or 'baseline'}" if r.tier == BASELINE else c.set_id,
