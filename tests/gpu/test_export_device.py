@@ -34,9 +34,13 @@ from cuda_l2_explorer.db.store import Store  # noqa: E402
 from cuda_l2_explorer.engine.export import export_plan, plan_export  # noqa: E402
 from cuda_l2_explorer.engine.export.formats import default_name, nvcc_flags  # noqa: E402
 from cuda_l2_explorer.tuner.build import find_cutlass, find_nvcc  # noqa: E402
-from export_fixtures import LARGE, SKINNY, SPEC4_SET, TINY, spec4_store, write_manifest  # noqa: E402
+from cuda_l2_explorer.tuner.wgmma import WgmmaConfig  # noqa: E402
+from export_fixtures import KERNELS, LARGE, SKINNY, SPEC4_SET, TINY, spec4_store, write_manifest  # noqa: E402
 
-SHAPES = {"tiny": TINY, "skinny": SKINNY, "large": LARGE}
+# Deep K with few tiles: our wgmma split-K family (CuTe headers, a 4-CTA cluster per tile).
+DEEP_K = Shape(256, 512, 8192)
+SPLIT_K_4 = {"raster": 0, "swizzle": 1, "decomposition": 2, "splits": 4}
+SHAPES = {"tiny": TINY, "skinny": SKINNY, "large": LARGE, "deep-k": DEEP_K}
 REPO = Path(__file__).resolve().parents[2]
 BUILD_TIMEOUT_S = 900
 
@@ -85,7 +89,10 @@ class Builds:
         self.cmake = shutil.which("cmake")
         self.env = {**os.environ, "CUTLASS_DIR": self.cutlass.root} if self.cutlass else dict(os.environ)
         self.results: dict[tuple[str, str], dict] = {}
-        manifest = write_manifest(root / "kernels" / "h100_F32F16F16F32" / "manifest.json")
+        manifest = write_manifest(
+            root / "kernels" / "h100_F32F16F16F32" / "manifest.json",
+            {**KERNELS, DEEP_K: (WgmmaConfig(64, 64, 128, 6), SPLIT_K_4)},
+        )
         # anyway: the fixture's large config is slower than its baseline (lookup keeps the baseline)
         self.plans = {
             label: plan_export(None, shape, manifests=[manifest], anyway=True)
