@@ -24,8 +24,12 @@ namespace {
 ${status_enum}
 }  // namespace
 
-// A named namespace: a using-directive for cute inside an anonymous one makes nvcc's generated
-// host stubs ambiguous (cute has anonymous namespaces of its own).
+// Internal linkage, as every family's kernels: an exported package, a torch extension and our
+// library may hold the same instantiation in one process, and a weak external symbol would
+// resolve to another module's kernel (its launch then fails). The named inner namespace keeps the
+// using-directive for cute out of the anonymous one, where it makes nvcc's host stubs ambiguous
+// (cute has anonymous namespaces of its own).
+namespace {
 namespace l2x_wgsk {
 
 using namespace cute;
@@ -285,3 +289,4 @@ struct WgEntry {
 };
 
 }  // namespace l2x_wgsk
+}  // namespace

@@ -4,6 +4,8 @@ return before touching the device). The wgmma family needs CUTLASS's CuTe header
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -48,3 +50,28 @@ def test_built_library_host_abi(config, tmp_path: Path) -> None:
     with pytest.raises(TunerError) as exc:
         kern(1 << 20, (1 << 20) + 8, 1 << 20, 64, 64, 64)
     assert exc.value.status == L2X_CANNOT_IMPLEMENT  # B not 16-byte aligned
+
+
+@pytest.mark.parametrize("config", OWN_CONFIGS, ids=lambda c: c.family)
+def test_kernels_have_internal_linkage(config, tmp_path: Path) -> None:
+    """Only the C ABI is global: an exported package, a torch extension and the library may hold
+    the same instantiation in one process, and a weak global kernel symbol resolves to another
+    module's copy, whose launch fails (the wgmma family's first cmake export did: status 1)."""
+    nvcc, nm = build.find_nvcc(), shutil.which("nm")
+    if not nvcc or not nm:
+        pytest.skip("nvcc or nm not found")
+    cutlass = build.find_cutlass() if family_of(config).needs_cutlass else None
+    if family_of(config).needs_cutlass and cutlass is None:
+        pytest.skip("CUTLASS headers not found (CUTLASS_DIR or the nvidia-cutlass wheel)")
+    unit = build.compile_unit([config], tmp_path, nvcc, cutlass, build.nvcc_version(nvcc))
+    assert unit.obj is not None, unit.error
+    listing = subprocess.run([nm, "-C", "--defined-only", str(unit.obj)], capture_output=True, text=True)
+    ours = [
+        line.split(" ", 2)[2]
+        for line in listing.stdout.splitlines()
+        if line.split(" ")[1:2] and line.split(" ")[1] in "TWVDRB" and ("l2x_" in line or "_kernel<" in line)
+    ]
+    exported = {f"l2x_gemm_{config.name}{suffix}" for suffix in ("", "_workspace", "_can_implement")}
+    assert exported <= set(ours)
+    leaked = [name for name in ours if name not in exported and "(anonymous namespace)" not in name]
+    assert not leaked, leaked[:3]
