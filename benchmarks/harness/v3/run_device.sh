@@ -53,7 +53,7 @@ while [ $# -gt 0 ]; do
     # File by file, most relevant first, so a slow file cannot hide the others' results.
     for f in harness native_baselines faults tuner_own tuner_kernels tuner_search kernel_build export_device lookup_export_device; do
       [ -n "${TESTS:-}" ] && ! echo " $TESTS " | grep -q " $f " && continue
-      CUDA_L2_EXPLORER_TUNER_LIB=$(lib) timeout "${TEST_TIMEOUT:-240}" python3 -m pytest -q -rfE -p no:cacheprovider \
+      CUDA_L2_EXPLORER_TUNER_LIB=$(lib) timeout "${TEST_TIMEOUT:-360}" python3 -m pytest -q -rfE -p no:cacheprovider \
         "tests/gpu/test_$f.py" >>"$OUT/gpu_tests.txt" 2>&1
       echo "tests $f: exit $? at $(( $(date +%s) - start )) s: $(tail -1 "$OUT/gpu_tests.txt")" | tee -a "$OUT/device.txt"
     done
@@ -131,7 +131,8 @@ while [ $# -gt 0 ]; do
     # built with REFSET_JOBS (16) nvcc jobs, a batch of that many at a time, harness 3 + audit, into
     # refset.duckdb (each kernel ~130 s of one core: 8-12 s of the 16-core machine). A store carried in
     # .carry/refset.duckdb.gz is resumed; BUDGET stops starting configs after that many seconds,
-    # REFSET_LIMIT kills the bench after that many (the store keeps every finished config).
+    # REFSET_LIMIT kills the bench after that many (the store keeps every finished config);
+    # REFSET_TIMEOUT (60 s) gives up on one config (its 4096^3 kernel hung past 300 s on 2026-11-24).
     mkdir -p /tmp/refset && tar xzf .carry/refset-h100.tar.gz -C /tmp/refset || exit 1
     resume=""
     if [ -f .carry/refset.duckdb.gz ] && [ ! -f "$OUT/refset.duckdb" ]; then
@@ -139,7 +140,8 @@ while [ $# -gt 0 ]; do
     fi
     refs=$(grep -v '^#' "${REFSET:-benchmarks/refset/configs.txt}" | tr -s ' \n' '\n' | sed '/^$/d' | head -n "${REFSET_COUNT:-100000}" | paste -sd,)
     timeout "${REFSET_LIMIT:-500}" python3 -m cuda_l2_explorer --db "$OUT/refset.duckdb" --no-bundled bench --set /tmp/refset/kernels/h100_F32F16F16F32 \
-      --set-name cuda-l2 --mnk "$refs" --mode offline --jobs "${REFSET_JOBS:-16}" $resume --time-budget "${BUDGET:-400}" --progress jsonl --json \
+      --set-name cuda-l2 --mnk "$refs" --mode offline --jobs "${REFSET_JOBS:-16}" $resume --time-budget "${BUDGET:-400}" \
+      --timeout "${REFSET_TIMEOUT:-60}" --progress jsonl --json \
       >"$OUT/refset.json" 2>"$OUT/refset.log"
     echo "bench refset: exit $? after $(( $(date +%s) - start )) s: $(tr -d '\n' <"$OUT/refset.json" | head -c 400)" \
       | tee -a "$OUT/device.txt"
