@@ -118,8 +118,9 @@ def stats(store: Store, filters: Filters, baselines: tuple[str, ...] | None = No
         f"""
         SELECT set_id, gpu, accumulator, mode, source, metric, harness, baseline,
                count(*) AS configs,
-               exp(avg(ln(speedup))) AS geomean,
-               avg(speedup) AS mean,
+               -- summed in one order: a figure at a rounding edge must not change with the scan order
+               exp(avg(ln(speedup) ORDER BY speedup)) AS geomean,
+               avg(speedup ORDER BY speedup) AS mean,
                avg(CASE WHEN outcome = 'win' THEN 1.0 ELSE 0.0 END) AS win_rate,
                avg(CASE WHEN outcome = 'loss' THEN 1.0 ELSE 0.0 END) AS loss_rate,
                min(speedup) AS min,
