@@ -6,7 +6,9 @@ MEASUREMENTS is a store (.duckdb) or a measurements Parquet file with a harness-
 our set (an older bundle: ``git show 6c93c21:db/bundled/measurements.parquet > m.parquet``);
 ``--run`` picks one run (a run-id prefix) where it holds several.
 Prints, per regime (db.shapes.regime), the configs, the geomean of best-baseline time / ours and
-the sum of its logs (how much of the grid's total loss the regime holds). With ``--tuned`` (a
+the sum of its logs (how much of the grid's total loss the regime holds), then the geomean fraction of
+the physical floor (SPEC section 7, db.shapes.floor_seconds: H100) that ours and the best baseline
+reach per regime. With ``--tuned`` (a
 manifest a re-search wrote), the same over the configs it re-searched: ours as the grid measured it
 against min(grid, the re-search's own time), both over the grid's best baseline.
 """
@@ -20,7 +22,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import duckdb
-from cuda_l2_explorer.db.shapes import REGIMES, Shape, regime
+from cuda_l2_explorer.db.shapes import REGIMES, Shape, floor_seconds, regime
 from cuda_l2_explorer.db.views import BASELINES
 
 Config = tuple[int, int, int]
@@ -54,6 +56,12 @@ def by_regime(ratios: dict[Config, float]) -> list[tuple[str, int, float, float]
     ]
 
 
+def _floor(config: Config) -> float:
+    floor = floor_seconds(Shape(*config), "h100")
+    assert floor is not None
+    return floor
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("measurements", type=Path)
@@ -64,6 +72,11 @@ def main() -> None:
     print("regime   configs  geomean  sum_ln")
     for name, count, geomean, total in by_regime({c: b / o for c, (b, o) in times.items()}):
         print(f"{name:8} {count:7} {geomean:8.3f} {total:7.1f}")
+    print("\nfraction of the physical floor (H100), geomean per regime: ours, best baseline")
+    ours = by_regime({c: _floor(c) / o for c, (_, o) in times.items()})
+    best = {r: g for r, _, g, _ in by_regime({c: _floor(c) / b for c, (b, _) in times.items()})}
+    for name, count, geomean, _ in ours:
+        print(f"{name:8} {count:7} {geomean:8.3f} {best[name]:8.3f}")
     if args.tuned:
         tuned = {
             (e["m"], e["n"], e["k"]): e["time_us"] * 1e-6
