@@ -72,7 +72,7 @@ struct alignas(128) WgStorage {
 template <class S>
 constexpr int kParkedBytes = S::kBM * S::kBN * int(sizeof(float));
 
-${cluster_reduce}
+${split_k_cluster}
 __device__ __forceinline__ void store_pair(half_t* C, int N, int M, int row, int col, float x, float y) {
   if (row >= M || col >= N) return;  // N is a multiple of 8, so col + 1 < N too
   *reinterpret_cast<__half2*>(C + (size_t)row * N + col) = __floats2half2_rn(x, y);
@@ -214,45 +214,14 @@ struct WgEntry {
   static constexpr int kSmemBytes = int(sizeof(WgStorage<S>));
 
   static int can_implement(int M, int N, int K, int raster, int swizzle, int decomp, int splits) {
-    if (M < 1 || N < 1 || K < 1) return kInvalidArgument;
-    if (raster < 0 || raster > 2) return kInvalidArgument;  // accepted and ignored (one wave)
-    if (swizzle != 1 && swizzle != 2 && swizzle != 4 && swizzle != 8) return kInvalidArgument;
-    if (decomp < 0 || decomp > 3 || splits < 1) return kInvalidArgument;
-    if (decomp == 3) return kCannotImplement;  // no stream-K in this family
-    if (decomp != 2 && splits != 1) return kInvalidArgument;
-    if (splits > kMaxSplits) return kCannotImplement;
-    if (kSmemBytes > kMaxSmemBytes) return kCannotImplement;
-    if (N % 8 || K % 8) return kCannotImplement;  // TMA: 16-byte aligned rows of A and B
-    if ((M + S::kBM - 1) / S::kBM > 65535) return kCannotImplement;  // grid y
-    return kOk;
-  }
-
-  static int effective_splits(int K, int decomp, int splits) {
-    const int k_tiles = (K + S::kBK - 1) / S::kBK;
-    return decomp == 2 ? (splits < k_tiles ? splits : k_tiles) : 1;  // no empty split
+    if (int st = check_split_k_args(M, N, K, raster, swizzle, decomp, splits, S::kBM)) return st;
+    return kSmemBytes > kMaxSmemBytes ? kCannotImplement : kOk;
   }
 
   static int workspace(int M, int N, int K, int raster, int swizzle, int decomp, int splits, size_t* bytes) {
     if (!bytes) return kInvalidArgument;
     if (int st = can_implement(M, N, K, raster, swizzle, decomp, splits)) return st;
     *bytes = 0;  // split-K reduces in distributed shared memory
-    return kOk;
-  }
-
-  // Opt in to more than 48 KB of shared memory and to 16-CTA clusters, once per device.
-  static int prepare(void) {
-    static std::atomic<unsigned long long> done{0};
-    int device = 0;
-    if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kMaxDevices) return kCudaError;
-    const unsigned long long bit = 1ull << device;
-    if (done.load(std::memory_order_acquire) & bit) return kOk;
-    const auto kernel = wgmma_splitk_kernel<S, TmaA, TmaB>;
-    if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes) != cudaSuccess ||
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess) {
-      (void)cudaGetLastError();
-      return kCudaError;
-    }
-    done.fetch_or(bit, std::memory_order_acq_rel);
     return kOk;
   }
 
@@ -263,28 +232,13 @@ struct WgEntry {
     if (int st = can_implement(M, N, K, raster, swizzle, decomp, splits)) return st;
     if (!A || !B || !C) return kInvalidArgument;
     if (((uintptr_t)A | (uintptr_t)B | (uintptr_t)C) % 16) return kCannotImplement;  // TMA base alignment
-    if (int st = prepare()) return st;
-    const int eff = effective_splits(K, decomp, splits);
+    static std::atomic<unsigned long long> opted_in{0};
+    if (int st = opt_in_once(opted_in, wgmma_splitk_kernel<S, TmaA, TmaB>, kSmemBytes)) return st;
+    const int eff = effective_splits(K, S::kBK, decomp, splits);
     auto tmas = make_tmas<S>(static_cast<const half_t*>(A), static_cast<const half_t*>(B), M, N, K);
-    cudaLaunchAttribute cluster;
-    cluster.id = cudaLaunchAttributeClusterDimension;
-    cluster.val.clusterDim.x = 1;
-    cluster.val.clusterDim.y = 1;
-    cluster.val.clusterDim.z = (unsigned)eff;
-    cudaLaunchConfig_t config = {};
-    config.gridDim = dim3((N + S::kBN - 1) / S::kBN, (M + S::kBM - 1) / S::kBM, eff);
-    config.blockDim = dim3(S::kThreads);
-    config.dynamicSmemBytes = kSmemBytes;
-    config.stream = stream;
-    config.attrs = &cluster;
-    config.numAttrs = 1;
-    if (cudaLaunchKernelEx(&config, wgmma_splitk_kernel<S, TmaA, TmaB>, get<0>(tmas), get<1>(tmas),
-                           static_cast<half_t*>(C), M, N, K, eff) != cudaSuccess) {
-      // A cluster this large may not fit this CTA's resources on one GPC: a launch error, not sticky.
-      (void)cudaGetLastError();
-      return kCannotImplement;
-    }
-    return kOk;
+    const dim3 grid((N + S::kBN - 1) / S::kBN, (M + S::kBM - 1) / S::kBM, eff);
+    return launch_split_k(wgmma_splitk_kernel<S, TmaA, TmaB>, grid, S::kThreads, kSmemBytes, stream, get<0>(tmas),
+                          get<1>(tmas), static_cast<half_t*>(C), M, N, K, eff);
   }
 };
 

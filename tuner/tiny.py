@@ -192,7 +192,7 @@ def tiny_catalog() -> list[TinyConfig]:
 # ---------------------------------------------------------------------------- CUDA source
 
 PREAMBLE = "tuner/csrc/tiny_gemm.cuh"
-CLUSTER_REDUCE = "tuner/csrc/cluster_reduce.cuh"  # DSMEM split-K helpers both our families use
+SPLIT_K_CLUSTER = "tuner/csrc/split_k_cluster.cuh"  # what both our families share (DSMEM split-K, ABI checks)
 KERNEL_TEMPLATE = "tuner/csrc/tiny_gemm_kernel.cuh"
 
 
@@ -213,8 +213,8 @@ def render_kernel(cfg: TinyConfig) -> str:
 
 def render_split_k_preamble(template: str, max_splits: int) -> str:
     """A preamble of our own families: the ABI fields, the split bound and the DSMEM helpers."""
-    helpers = read_text(CLUSTER_REDUCE)
-    return render(template, max_splits=max_splits, cluster_reduce=helpers, **family_fields())
+    shared = read_text(SPLIT_K_CLUSTER)
+    return render(template, max_splits=max_splits, split_k_cluster=shared, **family_fields())
 
 
 def render_preamble() -> str:

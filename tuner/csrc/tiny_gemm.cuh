@@ -17,7 +17,7 @@ constexpr int kMaxDevices = 64;
 constexpr int kMaxSplits = ${max_splits};  // one split per CTA of a cluster: 16 is Hopper's largest
 constexpr int kMaxSmemBytes = 227 << 10;   // dynamic shared memory per CTA on sm_90
 
-${cluster_reduce}
+${split_k_cluster}
 
 // 16-byte global->shared copy; src-size 0 zero-fills the destination (edge predication).
 __device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src, bool valid) {
@@ -245,47 +245,15 @@ __global__ void __launch_bounds__(S::kThreads) tiny_gemm_kernel(const TinyParams
 template <class S, bool kBKMajor>
 struct TinyEntry {
   static int can_implement(int M, int N, int K, int raster, int swizzle, int decomp, int splits) {
-    if (M < 1 || N < 1 || K < 1) return kInvalidArgument;
-    if (raster < 0 || raster > 2) return kInvalidArgument;  // accepted and ignored (one wave)
-    if (swizzle != 1 && swizzle != 2 && swizzle != 4 && swizzle != 8) return kInvalidArgument;
-    if (decomp < 0 || decomp > 3 || splits < 1) return kInvalidArgument;
-    if (decomp == 3) return kCannotImplement;  // no stream-K in this family
-    if (decomp != 2 && splits != 1) return kInvalidArgument;
-    if (splits > kMaxSplits) return kCannotImplement;
+    if (int st = check_split_k_args(M, N, K, raster, swizzle, decomp, splits, S::kBM)) return st;
     if (decomp == 2 && splits > 1 && S::kSmemSplitBytes > kMaxSmemBytes) return kCannotImplement;
-    if (N % 8 || K % 8) return kCannotImplement;  // 16-byte cp.async chunks of fp16 rows
-    if ((M + S::kBM - 1) / S::kBM > 65535) return kCannotImplement;  // grid y
     return kOk;
-  }
-
-  static int effective_splits(int K, int decomp, int splits) {
-    const int k_tiles = (K + S::kBK - 1) / S::kBK;
-    return decomp == 2 ? (splits < k_tiles ? splits : k_tiles) : 1;
   }
 
   static int workspace(int M, int N, int K, int raster, int swizzle, int decomp, int splits, size_t* bytes) {
     if (!bytes) return kInvalidArgument;
     if (int st = can_implement(M, N, K, raster, swizzle, decomp, splits)) return st;
     *bytes = 0;  // split-K reduces in distributed shared memory
-    return kOk;
-  }
-
-  // Opt in to more than the default 48 KB (static included) and to 16-CTA clusters, once per
-  // device (no per-call device query).
-  static int prepare(void) {
-    static std::atomic<unsigned long long> done{0};
-    int device = 0;
-    if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kMaxDevices) return kCudaError;
-    const unsigned long long bit = 1ull << device;
-    if (done.load(std::memory_order_acquire) & bit) return kOk;
-    const auto kernel = tiny_gemm_kernel<S, kBKMajor>;
-    if ((S::kSmemSplitBytes > (47 << 10) &&
-         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, S::kSmemSplitBytes) != cudaSuccess) ||
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess) {
-      (void)cudaGetLastError();
-      return kCudaError;
-    }
-    done.fetch_or(bit, std::memory_order_acq_rel);
     return kOk;
   }
 
@@ -296,7 +264,8 @@ struct TinyEntry {
     if (int st = can_implement(M, N, K, raster, swizzle, decomp, splits)) return st;
     if (!A || !B || !C) return kInvalidArgument;
     if (((uintptr_t)A | (uintptr_t)B | (uintptr_t)C) % 16) return kCannotImplement;
-    if (int st = prepare()) return st;
+    static std::atomic<unsigned long long> opted_in{0};
+    if (int st = opt_in_once(opted_in, tiny_gemm_kernel<S, kBKMajor>, S::kSmemSplitBytes)) return st;
     TinyParams p;
     p.A = static_cast<const __half*>(A);
     p.B = static_cast<const __half*>(B);
@@ -305,30 +274,10 @@ struct TinyEntry {
     p.N = N;
     p.K = K;
     p.k_tiles = (K + S::kBK - 1) / S::kBK;
-    p.splits = effective_splits(K, decomp, splits);
+    p.splits = effective_splits(K, S::kBK, decomp, splits);
     const dim3 grid((N + S::kBN - 1) / S::kBN, (M + S::kBM - 1) / S::kBM, p.splits);
-    if (p.splits == 1) {
-      tiny_gemm_kernel<S, kBKMajor><<<grid, S::kThreads, S::kSmemBytes, stream>>>(p);
-      return cudaGetLastError() == cudaSuccess ? kOk : kCudaError;
-    }
-    cudaLaunchAttribute cluster;
-    cluster.id = cudaLaunchAttributeClusterDimension;
-    cluster.val.clusterDim.x = 1;
-    cluster.val.clusterDim.y = 1;
-    cluster.val.clusterDim.z = (unsigned)p.splits;
-    cudaLaunchConfig_t config = {};
-    config.gridDim = grid;
-    config.blockDim = dim3(S::kThreads);
-    config.dynamicSmemBytes = S::kSmemSplitBytes;
-    config.stream = stream;
-    config.attrs = &cluster;
-    config.numAttrs = 1;
-    if (cudaLaunchKernelEx(&config, tiny_gemm_kernel<S, kBKMajor>, p) != cudaSuccess) {
-      // A cluster this large may not fit this CTA's resources on one GPC: a launch error, not sticky.
-      (void)cudaGetLastError();
-      return kCannotImplement;
-    }
-    return kOk;
+    const int smem = p.splits == 1 ? S::kSmemBytes : S::kSmemSplitBytes;  // the partial needs more
+    return launch_split_k(tiny_gemm_kernel<S, kBKMajor>, grid, S::kThreads, smem, stream, p);
   }
 };
 
