@@ -146,6 +146,7 @@ def floor_seconds(shape: Shape, gpu: str) -> float | None:
 
 
 REGIMES = ("tiny", "skinny", "small-K", "large")
+TINY_FLOOR_S = 5e-6  # a shape whose floor is under this is launch-bound ("tiny")
 
 
 def regime(shape: Shape, gpu: str = "h100") -> str:
@@ -154,7 +155,7 @@ def regime(shape: Shape, gpu: str = "h100") -> str:
     peaks = GPU_PEAKS.get(gpu, GPU_PEAKS["h100"])
     compute = shape.flops / (peaks.tflops * 1e12)
     traffic = shape.bytes / (peaks.hbm_tbps * 1e12)
-    if max(compute, traffic) < 5e-6:
+    if max(compute, traffic) < TINY_FLOOR_S:
         return "tiny"
     if traffic >= compute:
         return "small-K" if shape.k <= min(shape.m, shape.n) else "skinny"

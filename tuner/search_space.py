@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from cuda_l2_explorer.db.shapes import TINY_FLOOR_S, Shape
 from cuda_l2_explorer.tuner.families import family_of
 from cuda_l2_explorer.tuner.native import DECOMPOSITION, RASTER, Variant
 
@@ -27,6 +28,12 @@ LAUNCH_OVERHEAD_S = 2.5e-6  # fixed cost of one kernel launch + prologue/epilogu
 # A family of at most this many kernels is measured whole, every variant (at most 5 a kernel, ~20 ms
 # each in stage 1).
 SWEEP_FAMILY = 8
+# Where the roofline floor is under TINY_FLOOR_S (the launch-bound "tiny" regime of db.shapes), a
+# family of at most TINY_SWEEP_FAMILY kernels is measured whole: a candidate costs ~7 ms there, and
+# the model cannot rank kernels whose time is mostly fixed cost (H100, 2026-11-24: at 128x2048x64
+# and 512x512x64 it shortlisted no kernel of the tiny family, whose 32x32 tiles run 64^3 in 1.8 us
+# against cuBLAS's 2.2).
+TINY_SWEEP_FAMILY = 16
 
 
 @dataclass(frozen=True)
@@ -88,8 +95,13 @@ def predict(
         compute = math.ceil(units / slots) * tile_s / splits
     if splits > 1 and family_of(params).split_partials_in_memory:
         compute += 4.0 * m * n * splits / bandwidth  # fp32 partials written and read back
-    memory = 2.0 * (m * k + k * n + m * n) / bandwidth
-    return max(compute, memory) + LAUNCH_OVERHEAD_S
+    return max(compute, Shape(m, n, k).bytes / bandwidth) + LAUNCH_OVERHEAD_S
+
+
+def launch_bound(m: int, n: int, k: int, bandwidth: float) -> bool:
+    """Whether the roofline floor is under TINY_FLOOR_S (the regime db.shapes calls tiny)."""
+    shape = Shape(m, n, k)
+    return max(shape.flops / PEAK_FLOPS, shape.bytes / bandwidth) < TINY_FLOOR_S
 
 
 def variants_for(m: int, n: int, k: int, params: Mapping[str, Any], sms: int) -> list[Variant]:
@@ -128,7 +140,7 @@ def candidates(
     bandwidth: float = DEFAULT_BANDWIDTH,
     limit: int = 16,
     per_kernel: int = 3,
-    sweep_family: int = SWEEP_FAMILY,
+    sweep_family: int | None = None,
 ) -> list[Candidate]:
     """The ``limit`` candidates with the best predicted time, at most ``per_kernel`` per kernel,
     plus the best-predicted one of every kernel class (family, schedule, swap-AB, scheduler) not
@@ -137,7 +149,10 @@ def candidates(
     ``sweep_family`` kernels that run the shape is measured whole: the model does not
     see what bounds a deep-K split-K kernel (L2 traffic, bytes in flight per SM, how many large
     clusters fit at once) and ranked the wgmma family's best variants last (H100, 2026-11-24:
-    64x1024x16384, 17.0 us measured for the pick it left out, 33.1 for the one it kept)."""
+    64x1024x16384, 17.0 us measured for the pick it left out, 33.1 for the one it kept).
+    ``sweep_family`` defaults to SWEEP_FAMILY, TINY_SWEEP_FAMILY for a launch-bound shape."""
+    if sweep_family is None:
+        sweep_family = TINY_SWEEP_FAMILY if launch_bound(m, n, k, bandwidth) else SWEEP_FAMILY
     scored: list[Candidate] = []
     swept: dict[str, list[Candidate]] = {}  # every variant of every kernel, by family
     for name, params in kernels.items():
