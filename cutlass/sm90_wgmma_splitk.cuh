@@ -71,6 +71,10 @@ struct alignas(128) WgStorage {
 // The fp32 partial tile a split parks for its peers, as float4 quads.
 template <class S>
 constexpr int kParkedBytes = S::kBM * S::kBN * int(sizeof(float));
+// The fp16 C tile the data-parallel epilogue stages: padded rows, so a quad's half2 stores fall in
+// distinct banks.
+template <class S>
+constexpr int kLdC = S::kBN + 8;
 
 ${split_k_cluster}
 __device__ __forceinline__ void store_pair(half_t* C, int N, int M, int row, int col, float x, float y) {
@@ -163,10 +167,29 @@ __global__ void __launch_bounds__(S::kThreads, 1)
     store_pair(C, N, M, m0 + get<0>(tCcC(4 * q + 2)), n0 + get<1>(tCcC(4 * q + 2)), v.z, v.w);
   };
   if (splits == 1) {
+    // C goes through shared memory and out as 16-byte row chunks (a quad's own stores are 4 bytes a
+    // lane; ~0.2 us of a tiny call, benchmarks/tuner/tiny_floor). Every MMA has completed, so after
+    // the barrier the pipeline buffers are free.
+    static_assert(S::kBM * kLdC<S> * 2 <= int(sizeof(shared.a) + sizeof(shared.b)), "C must fit the buffers");
+    half_t* const sC = reinterpret_cast<half_t*>(smem_raw);
+    __syncthreads();
     if (tid >= 128) {
       CUTE_UNROLL
-      for (int q = 0; q < kQuads; ++q)
-        store_quad(q, make_float4(accum(4 * q), accum(4 * q + 1), accum(4 * q + 2), accum(4 * q + 3)));
+      for (int q = 0; q < kQuads; ++q) {
+        const int row = get<0>(tCcC(4 * q)), col = get<1>(tCcC(4 * q));
+        const int row8 = get<0>(tCcC(4 * q + 2)), col8 = get<1>(tCcC(4 * q + 2));
+        *reinterpret_cast<__half2*>(sC + row * kLdC<S> + col) = __floats2half2_rn(accum(4 * q), accum(4 * q + 1));
+        *reinterpret_cast<__half2*>(sC + row8 * kLdC<S> + col8) =
+            __floats2half2_rn(accum(4 * q + 2), accum(4 * q + 3));
+      }
+    }
+    __syncthreads();
+    constexpr int kChunksN = S::kBN / 8;  // N % 8 == 0: a chunk that starts inside C ends inside it
+    for (int c = tid; c < S::kBM * kChunksN; c += S::kThreads) {
+      const int row = c / kChunksN, col = (c % kChunksN) * 8;
+      if (m0 + row < M && n0 + col < N)
+        *reinterpret_cast<uint4*>(C + (size_t)(m0 + row) * N + n0 + col) =
+            *reinterpret_cast<const uint4*>(sC + row * kLdC<S> + col);
     }
     return;
   }

@@ -79,6 +79,11 @@ struct TinyShape {
   // Split-K parks the fp32 partial tile ([fragment][thread] float4s) in the pipeline's memory.
   static constexpr int kPartialBytes = BM * BN * 4;
   static constexpr int kSmemSplitBytes = kSmemBytes > kPartialBytes ? kSmemBytes : kPartialBytes;
+  // The data-parallel epilogue stages the fp16 C tile in the pipeline's memory (padded rows: the
+  // fragments' half2 stores hit distinct banks).
+  static constexpr int kLdC = BN + 8;
+  static_assert(BM * kLdC * 2 <= kSmemBytes, "the C tile must fit in the pipeline's shared memory");
+  static_assert(BN % 8 == 0, "C leaves in 16-byte row chunks");
   static_assert(kWarpM % 16 == 0 && kWarpN % 16 == 0, "warp tile must be whole m16 / n16 blocks");
   static_assert(STAGES >= 2, "the pipeline needs two stages");
 };
@@ -234,12 +239,29 @@ __global__ void __launch_bounds__(S::kThreads) tiny_gemm_kernel(const TinyParams
     return;
   }
 
+  // C goes through shared memory and out as 16-byte row chunks: a fragment's own stores are 4 bytes
+  // a lane, 8 half-filled sectors an instruction, and cost ~0.2 us of a 2.6 us tiny call (H100,
+  // benchmarks/tuner/tiny_floor: 1024x256x64 2.65 -> 2.44 us graph-replayed).
+  __syncthreads();  // every warp is done with the pipeline's shared memory
+  __half* const sC = reinterpret_cast<__half*>(smem_raw);
 #pragma unroll
   for (int mi = 0; mi < S::kMI; ++mi)
 #pragma unroll
-    for (int ni = 0; ni < S::kNI; ++ni)
-      store_fragment(p, m0 + warp_m * S::kWarpM + mi * 16 + g, n0 + warp_n * S::kWarpN + ni * 8 + 2 * t,
-                     make_float4(acc[mi][ni][0], acc[mi][ni][1], acc[mi][ni][2], acc[mi][ni][3]));
+    for (int ni = 0; ni < S::kNI; ++ni) {
+      __half* const dst = sC + (warp_m * S::kWarpM + mi * 16 + g) * S::kLdC + warp_n * S::kWarpN + ni * 8 + 2 * t;
+      *reinterpret_cast<__half2*>(dst) = __floats2half2_rn(acc[mi][ni][0], acc[mi][ni][1]);
+      *reinterpret_cast<__half2*>(dst + 8 * S::kLdC) = __floats2half2_rn(acc[mi][ni][2], acc[mi][ni][3]);
+    }
+  __syncthreads();
+  // N % 8 == 0 (the ABI's check): a chunk that starts inside C ends inside it.
+  constexpr int kChunksN = S::kBN / 8;
+#pragma unroll
+  for (int c = tid; c < S::kBM * kChunksN; c += S::kThreads) {
+    const int row = c / kChunksN, col = (c % kChunksN) * 8;
+    if (m0 + row < p.M && n0 + col < p.N)
+      *reinterpret_cast<uint4*>(p.C + (size_t)(m0 + row) * p.N + n0 + col) =
+          *reinterpret_cast<const uint4*>(sC + row * S::kLdC + col);
+  }
 }
 
 template <class S, bool kBKMajor>
