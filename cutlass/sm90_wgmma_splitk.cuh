@@ -96,8 +96,8 @@ __global__ void __launch_bounds__(S::kThreads, 1)
   const int tid = threadIdx.x;
   const int m_blk = blockIdx.y, n_blk = blockIdx.x, split = blockIdx.z;
   const int k_tiles = (K + S::kBK - 1) / S::kBK;
-  const int kt_begin = int((long long)split * k_tiles / splits);
-  const int kt_count = int((long long)(split + 1) * k_tiles / splits) - kt_begin;
+  int kt_begin, kt_count;
+  split_k_range(split, k_tiles, splits, kt_begin, kt_count);
 
   if (tid == 0) {
     for (int s = 0; s < S::kStages; ++s) {

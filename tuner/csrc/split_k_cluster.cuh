@@ -37,6 +37,16 @@ __device__ __forceinline__ float4 cluster_sum(uint32_t mine, int splits) {
   return sum;
 }
 
+// The K-tile range [begin, begin + count) of one split: balanced, none empty (the host keeps
+// splits <= k_tiles). 32-bit unsigned: k_tiles * splits < 2^32 for any int K (k-tiles are at
+// least 16 deep, splits at most 16), and a 64-bit division sits on the critical path before the
+// first load of a 2-3 us call.
+__device__ __forceinline__ void split_k_range(int split, int k_tiles, int splits, int& begin, int& count) {
+  const unsigned kt = (unsigned)k_tiles, n = (unsigned)splits;
+  begin = (int)((unsigned)split * kt / n);
+  count = (int)((unsigned)(split + 1) * kt / n) - begin;
+}
+
 // The C ABI's runtime arguments: raster and swizzle are accepted and ignored (these kernels serve
 // one wave), no stream-K, split-K over at most kMaxSplits CTAs (one cluster), N and K multiples
 // of 8 (16-byte rows), the M tiles along grid y.

@@ -149,9 +149,8 @@ __global__ void __launch_bounds__(S::kThreads) tiny_gemm_kernel(const TinyParams
   const int warp_m = warp / (S::kBN / S::kWarpN), warp_n = warp % (S::kBN / S::kWarpN);
   const int m0 = blockIdx.y * S::kBM, n0 = blockIdx.x * S::kBN;
   const int split = blockIdx.z;
-  // Balanced K-tile ranges; the host keeps splits <= k_tiles, so none is empty.
-  const int kt_begin = (int)((long long)split * p.k_tiles / p.splits);
-  const int kt_count = (int)((long long)(split + 1) * p.k_tiles / p.splits) - kt_begin;
+  int kt_begin, kt_count;
+  split_k_range(split, p.k_tiles, p.splits, kt_begin, kt_count);
 
   float acc[S::kMI][S::kNI][4];
 #pragma unroll
