@@ -199,16 +199,29 @@ def test_a_published_bound_is_never_weighed_against_a_measured_device_time():
     assert "only published" not in quiet.answer and quiet.measure is None
 
 
-def test_a_published_win_is_the_reference_systems_advice_and_says_so():
+def test_a_published_win_leads_only_where_nothing_was_measured_and_says_so():
+    """With no measurement on the GPU, the reference system's published win is the advice (and the
+    answer says it is only published); where the best baseline was measured, a published win (no
+    spread: not a win beyond the noise) ranks after keeping the measured baseline."""
     win = cand(64, 64, 64, 1.25, set_id="cuda-l2/h100_F32F16F16F32", best_baseline="cuBLAS-nn")
-    result = rank(Shape(64, 64, 64), [win, measured(64, 64, 64, 5.0, 4.0)])
-    assert result.winner.candidate is win
-    assert result.answer.startswith(
+    alone = rank(Shape(64, 64, 64), [win])
+    assert alone.winner.candidate is win
+    assert alone.answer.startswith(
         "use cuda-l2/h100_F32F16F16F32 64_64_64 (exact, runs at your shape): predicted 1.250x "
         "(published, host-timed) over cuBLAS-nn on h100 offline"
     )
+    assert alone.answer.endswith(f"only published, not measured here: measure it with `{alone.measure}`")
+    assert alone.to_json()["measure"] == alone.measure and "--mnk 64_64_64" in alone.measure
+    result = rank(Shape(64, 64, 64), [win, measured(64, 64, 64, 5.0, 4.0)])
+    assert result.keep_baseline
+    assert [r.tier for r in result.candidates] == [BASELINE, "exact", "exact"]
+    assert result.candidates[2].candidate is win
+    assert result.answer.startswith("keep cuBLASLt-auto-tuning-tn (4.00 us of device time at your shape")
     assert result.answer.endswith(f"only published, not measured here: measure it with `{result.measure}`")
-    assert result.to_json()["measure"] == result.measure and "--mnk 64_64_64" in result.measure
+    # on another GPU (nothing measured there) it still leads its own group
+    other = cand(64, 64, 64, 1.25, gpu="a100", set_id="cuda-l2/a100_F32F16F16F32", best_baseline="cuBLAS-nn")
+    mixed = rank(Shape(64, 64, 64), [other, win, measured(64, 64, 64, 5.0, 4.0)])
+    assert mixed.candidates[0].candidate is other
 
 
 def test_a_win_measured_far_away_is_not_an_estimate_for_your_shape():
@@ -335,6 +348,7 @@ candidates = st.lists(
         speedup_best=st.floats(0.2, 3.0),
         kernel_s=st.one_of(st.none(), st.floats(1e-6, 1e-2)),
         kernel_padded_s=st.one_of(st.none(), st.floats(1e-6, 1e-2)),
+        best_baseline_s=st.one_of(st.none(), st.floats(1e-6, 1e-2)),
         outcome=st.sampled_from([None, "win", "loss", "same"]),
         family=st.sampled_from([None, "cutlass_sm90"]),
     ),
@@ -362,6 +376,12 @@ def test_properties(query, cands):
     first_baseline = next((i for i, r in enumerate(entries) if r.tier == BASELINE), len(entries))
     winners = entries[:first_baseline]
     assert all(r.beats_baseline for r in winners)
+    # a published win never leads where a runnable row measured the best baseline (same GPU, mode)
+    measured_groups = {
+        (c.gpu, c.mode) for c in cands if c.source == "measured" and c.best_baseline_s and _runs(query, c)
+    }
+    leading = {(r.candidate.gpu, r.candidate.mode) for r in winners if r.candidate.source == "published"}
+    assert not leading & measured_groups
     assert [r.tier for r in winners] == sorted((r.tier for r in winners), key=ORDER.get)
     baselines = [(r.candidate.gpu, r.candidate.mode) for r in entries if r.tier == BASELINE]
     assert baselines == sorted(groups)

@@ -10,7 +10,9 @@ with the evidence, and name the winner.
 4. when nothing covers, say so and show the nearest configs for reference.
 The best baseline is a candidate too: a kernel ranks above it only when its predicted speedup
 beats it beyond the run-to-run spread (the low end of its interval above 1); otherwise the answer
-is "keep <baseline>". One GPU and one accumulator per answer: ``lookup`` picks the GPU (this
+is "keep <baseline>". A published ratio (the reference system's host timing, no spread) never
+ranks above a baseline measured on that GPU and mode; where nothing was measured it is the advice,
+said to be only published. One GPU and one accumulator per answer: ``lookup`` picks the GPU (this
 machine's, else the one with the most measured rows for the shape) unless told otherwise.
 """
 
@@ -445,11 +447,14 @@ def rank(query: Shape, candidates: Sequence[Candidate], limit: int | None = 10) 
     if covered:
         order = _total_keys({c: _sort_key(query, tiers[c], c) for c in pool})
         estimates = _set_estimates(query, pool, order)
+        measured_baseline = _measured_groups(pool)
         # Past the baseline, the kernels measured (the keep figure's metric) come before those
         # only published: a published ratio is another metric, never ranked among device times.
         kernel_key = {
             c: (0, False, *order[c])
-            if predictions[c].beats and (tiers[c] != "nearest" or c in estimates)
+            if predictions[c].beats
+            and (tiers[c] != "nearest" or c in estimates)
+            and not (c.source == PUBLISHED and (c.gpu, c.mode) in measured_baseline)
             else (2, c.source == PUBLISHED, *order[c])
             for c in pool
         }
@@ -489,6 +494,14 @@ def rank(query: Shape, candidates: Sequence[Candidate], limit: int | None = 10) 
     return LookupResult(
         query, covered, _message(query, tiers, covered), ranked, answer=answer_text, measure=measure
     )
+
+
+def _measured_groups(pool: Sequence[Candidate]) -> set[tuple[str, str]]:
+    """The (GPU, mode)s whose best baseline was measured here. There a published win (host-timed,
+    no spread: it cannot be said to win beyond the noise) never ranks above keeping the baseline;
+    of the reference system's H100 claims measured so far, more were contradicted than confirmed
+    (benchmarks/refset/README.md). Where nothing was measured, it is the only evidence and leads."""
+    return {(c.gpu, c.mode) for c in pool if c.source != PUBLISHED and c.best_baseline_s is not None}
 
 
 def _set_estimates(query: Shape, pool: Sequence[Candidate], order: dict[Candidate, tuple]) -> set[Candidate]:
