@@ -23,12 +23,12 @@ from dataclasses import dataclass
 from typing import Literal
 
 from cuda_l2_explorer.tuner.config import (
-    B_MAJORS,
     ELEM_BYTES,
     SMEM_BYTES_SM90,
     BMajor,
     ConfigError,
     ConfigRecord,
+    check_fields,
 )
 
 SM90_FAMILY = "cutlass_sm90"
@@ -88,20 +88,13 @@ class KernelConfig(ConfigRecord):
 
 def validate(cfg: KernelConfig) -> None:
     """Raise :class:`ConfigError` for parameters the CUTLASS SM90 builders (or we) do not allow."""
-    if cfg.family != SM90_FAMILY:
-        raise ConfigError(f"family must be {SM90_FAMILY!r}, got {cfg.family!r}")
+    check_fields(cfg, SM90_FAMILY, ("tile_m", "tile_n", "tile_k", "cluster_m", "cluster_n"))
     if cfg.schedule not in SCHEDULES:
         raise ConfigError(f"schedule must be one of {SCHEDULES}, got {cfg.schedule!r}")
     if cfg.scheduler not in SCHEDULERS:
         raise ConfigError(f"scheduler must be one of {SCHEDULERS}, got {cfg.scheduler!r}")
-    if cfg.b_major not in B_MAJORS:
-        raise ConfigError(f"b_major must be one of {B_MAJORS}, got {cfg.b_major!r}")
     if not isinstance(cfg.swap_ab, bool):
         raise ConfigError("swap_ab must be a bool")
-    for f in ("tile_m", "tile_n", "tile_k", "cluster_m", "cluster_n"):
-        v = getattr(cfg, f)
-        if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
-            raise ConfigError(f"{f} must be a positive int, got {v!r}")
     # wgmma: M is 64 per warpgroup; the cooperative schedule splits tile M over 2 consumer
     # warpgroups, so it needs a multiple of 128; ping-pong gives each warpgroup a whole tile.
     if cfg.tile_m % 64 or cfg.tile_m > 256:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, fields
 from typing import Any, Literal, Self
 
@@ -27,8 +28,38 @@ class ConfigError(ValueError):
     """A kernel config its family cannot instantiate (or that we do not support)."""
 
 
+def check_fields(
+    cfg: ConfigRecord,
+    family: str,
+    positive: Sequence[str],
+    allowed: Mapping[str, tuple[int, ...]] | None = None,
+) -> None:
+    """The checks every family's ``validate`` starts with: its family name, B's layout, the fields
+    that must be positive ints and those limited to a set of values."""
+    if cfg.family != family:
+        raise ConfigError(f"family must be {family!r}, got {cfg.family!r}")
+    if cfg.b_major not in B_MAJORS:
+        raise ConfigError(f"b_major must be one of {B_MAJORS}, got {cfg.b_major!r}")
+    for f in positive:
+        if not is_positive_int(getattr(cfg, f)):
+            raise ConfigError(f"{f} must be a positive int, got {getattr(cfg, f)!r}")
+    for f, values in (allowed or {}).items():
+        if getattr(cfg, f) not in values:
+            raise ConfigError(f"{f} must be one of {values}, got {getattr(cfg, f)}")
+
+
 class ConfigRecord:
-    """The dict round trip and content hash every family's frozen config dataclass shares."""
+    """The dict round trip, content hash and C tile every family's frozen config dataclass shares.
+    (The annotations name fields each family declares; this base is not a dataclass.)"""
+
+    family: str
+    b_major: BMajor
+    tile_m: int
+    tile_n: int
+
+    def user_tile(self) -> tuple[int, int]:
+        """(rows of C, columns of C) one CTA covers; a family that swaps A and B overrides this."""
+        return (self.tile_m, self.tile_n)
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)  # type: ignore[call-overload]

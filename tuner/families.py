@@ -85,6 +85,16 @@ def _sm90_decompositions(params: Mapping[str, Any]) -> tuple[int, ...]:
     return (*_DATA_PARALLEL, _SPLIT_K, _STREAM_K) if params.get("scheduler") == "streamk" else _DATA_PARALLEL
 
 
+# What our own two families share (tuner/csrc/split_k_cluster.cuh): one wave, no raster, split-K
+# over the CTAs of one cluster, reduced over distributed shared memory.
+_CLUSTER_SPLIT_K: dict[str, Any] = dict(
+    max_m_tiles=tiny.MAX_M_TILES,
+    sweeps_raster=False,
+    decompositions=lambda params: (*_DATA_PARALLEL, _SPLIT_K),
+    max_splits=tiny.MAX_SPLITS,
+    split_partials_in_memory=False,
+)
+
 FAMILIES: dict[str, Family] = {
     f.name: f
     for f in (
@@ -110,11 +120,7 @@ FAMILIES: dict[str, Family] = {
             sources=(tiny.PREAMBLE, tiny.SPLIT_K_CLUSTER, tiny.KERNEL_TEMPLATE),
             needs_cutlass=False,
             size_limits="M up to 65535 tiles (grid y); A, B and C 16-byte aligned",
-            max_m_tiles=tiny.MAX_M_TILES,
-            sweeps_raster=False,
-            decompositions=lambda params: (*_DATA_PARALLEL, _SPLIT_K),
-            max_splits=tiny.MAX_SPLITS,
-            split_partials_in_memory=False,  # reduced over distributed shared memory
+            **_CLUSTER_SPLIT_K,
         ),
         Family(
             name=WGMMA_FAMILY,
@@ -126,11 +132,7 @@ FAMILIES: dict[str, Family] = {
             sources=(wgmma.PREAMBLE, tiny.SPLIT_K_CLUSTER, wgmma.KERNEL_TEMPLATE),
             needs_cutlass=True,  # CuTe's GMMA and TMA atoms
             size_limits="M up to 65535 tiles (grid y); A, B and C 16-byte aligned (TMA)",
-            max_m_tiles=wgmma.MAX_M_TILES,
-            sweeps_raster=False,
-            decompositions=lambda params: (*_DATA_PARALLEL, _SPLIT_K),
-            max_splits=wgmma.MAX_SPLITS,
-            split_partials_in_memory=False,  # reduced over distributed shared memory
+            **_CLUSTER_SPLIT_K,
         ),
     )
 }

@@ -45,19 +45,20 @@ from typing import Literal
 
 from cuda_l2_explorer.tuner.abi import entry_points, family_fields
 from cuda_l2_explorer.tuner.config import (
-    B_MAJORS,
     ELEM_BYTES,
     SMEM_BYTES_SM90,
     BMajor,
     ConfigError,
     ConfigRecord,
-    is_positive_int,
+    check_fields,
 )
 from cuda_l2_explorer.tuner.templates import read_text, render
 
 TINY_FAMILY = "sm90_mma_tiny"
-MAX_SPLITS = 16  # one CTA per split in a cluster: 16 is the largest cluster on Hopper
-MAX_M_TILES = 65535  # M tiles run along grid y (tiny_gemm.cuh checks the same bound)
+# Both our families (split_k_cluster.cuh): one CTA per split in a cluster, 16 the largest cluster
+# on Hopper; M tiles along grid y (check_split_k_args checks the same bound).
+MAX_SPLITS = 16
+MAX_M_TILES = 65535
 TILE_MS: tuple[int, ...] = (16, 32, 64, 128, 256)
 TILE_NS: tuple[int, ...] = (16, 32, 64, 128, 256)
 TILE_KS: tuple[int, ...] = (16, 32, 64, 128)
@@ -91,10 +92,6 @@ class TinyConfig(ConfigRecord):
             f"_s{self.stages}_b{self.b_major}"
         )
 
-    def user_tile(self) -> tuple[int, int]:
-        """(rows of C, columns of C) one CTA covers (no swap in this family)."""
-        return (self.tile_m, self.tile_n)
-
     @property
     def threads(self) -> int:
         return 32 * self.warps_m * self.warps_n
@@ -111,19 +108,12 @@ class TinyConfig(ConfigRecord):
 
 def validate(cfg: TinyConfig) -> None:
     """Raise :class:`ConfigError` for parameters the kernel template cannot instantiate."""
-    if cfg.family != TINY_FAMILY:
-        raise ConfigError(f"family must be {TINY_FAMILY!r}, got {cfg.family!r}")
-    if cfg.b_major not in B_MAJORS:
-        raise ConfigError(f"b_major must be one of {B_MAJORS}, got {cfg.b_major!r}")
-    for f in ("tile_m", "tile_n", "tile_k", "warps_m", "warps_n", "stages"):
-        if not is_positive_int(getattr(cfg, f)):
-            raise ConfigError(f"{f} must be a positive int, got {getattr(cfg, f)!r}")
-    if cfg.tile_m not in TILE_MS:
-        raise ConfigError(f"tile_m must be one of {TILE_MS}, got {cfg.tile_m}")
-    if cfg.tile_n not in TILE_NS:
-        raise ConfigError(f"tile_n must be one of {TILE_NS}, got {cfg.tile_n}")
-    if cfg.tile_k not in TILE_KS:
-        raise ConfigError(f"tile_k must be one of {TILE_KS}, got {cfg.tile_k}")
+    check_fields(
+        cfg,
+        TINY_FAMILY,
+        ("tile_m", "tile_n", "tile_k", "warps_m", "warps_n", "stages"),
+        {"tile_m": TILE_MS, "tile_n": TILE_NS, "tile_k": TILE_KS},
+    )
     if cfg.threads > MAX_THREADS:
         raise ConfigError(f"{cfg.warps_m}x{cfg.warps_n} warps exceed {MAX_THREADS} threads")
     # A warp covers whole m16 A fragments and pairs of n8 B fragments (one ldmatrix.x4 loads two).

@@ -28,20 +28,17 @@ from typing import Literal
 
 from cuda_l2_explorer.tuner.abi import entry_points
 from cuda_l2_explorer.tuner.config import (
-    B_MAJORS,
     ELEM_BYTES,
     SMEM_BYTES_SM90,
     BMajor,
     ConfigError,
     ConfigRecord,
-    is_positive_int,
+    check_fields,
 )
 from cuda_l2_explorer.tuner.templates import render
-from cuda_l2_explorer.tuner.tiny import render_split_k_preamble
+from cuda_l2_explorer.tuner.tiny import MAX_SPLITS, render_split_k_preamble
 
 WGMMA_FAMILY = "sm90_wgmma_splitk"
-MAX_SPLITS = 16  # one CTA per split in a cluster
-MAX_M_TILES = 65535  # M tiles run along grid y
 TILE_MS: tuple[int, ...] = (64, 128)  # one or two consumer warpgroups
 TILE_NS: tuple[int, ...] = (64, 128, 256)  # wgmma N; B's 128-byte swizzle atom is 64 columns wide
 TILE_KS: tuple[int, ...] = (64, 128)  # whole 128-byte swizzle rows of A
@@ -67,10 +64,6 @@ class WgmmaConfig(ConfigRecord):
         """Stable identifier, a valid C identifier suffix (``l2x_gemm_<name>``)."""
         return f"wgsk_{self.tile_m}x{self.tile_n}x{self.tile_k}_s{self.stages}_b{self.b_major}"
 
-    def user_tile(self) -> tuple[int, int]:
-        """(rows of C, columns of C) one CTA covers (no swap in this family)."""
-        return (self.tile_m, self.tile_n)
-
     @property
     def threads(self) -> int:
         return 128 + 128 * (self.tile_m // 64)  # the producer warpgroup and the consumers
@@ -81,16 +74,12 @@ class WgmmaConfig(ConfigRecord):
 
 def validate(cfg: WgmmaConfig) -> None:
     """Raise :class:`ConfigError` for parameters the kernel template cannot instantiate."""
-    if cfg.family != WGMMA_FAMILY:
-        raise ConfigError(f"family must be {WGMMA_FAMILY!r}, got {cfg.family!r}")
-    if cfg.b_major not in B_MAJORS:
-        raise ConfigError(f"b_major must be one of {B_MAJORS}, got {cfg.b_major!r}")
-    for f in ("tile_m", "tile_n", "tile_k", "stages"):
-        if not is_positive_int(getattr(cfg, f)):
-            raise ConfigError(f"{f} must be a positive int, got {getattr(cfg, f)!r}")
-    for f, allowed in (("tile_m", TILE_MS), ("tile_n", TILE_NS), ("tile_k", TILE_KS)):
-        if getattr(cfg, f) not in allowed:
-            raise ConfigError(f"{f} must be one of {allowed}, got {getattr(cfg, f)}")
+    check_fields(
+        cfg,
+        WGMMA_FAMILY,
+        ("tile_m", "tile_n", "tile_k", "stages"),
+        {"tile_m": TILE_MS, "tile_n": TILE_NS, "tile_k": TILE_KS},
+    )
     if not 2 <= cfg.stages <= 12:
         raise ConfigError(f"stages must be in 2..12, got {cfg.stages}")
     if cfg.smem_bytes() > SMEM_BYTES_SM90:
