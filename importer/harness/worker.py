@@ -45,6 +45,11 @@ from cuda_l2_explorer.importer.harness.protocol import (
 )
 
 MAX_LT_CANDIDATES = 100
+# A worker's first config starts on a GPU that idled while the process started (clocks low): its
+# first implementation warms it this long, not just ``warmup_s``. In server mode nothing else
+# would: the H100 grid of 2026-11-24 had the first config of each fresh worker 9-13x slower in
+# isolated calls (64^3: 36-59 us against 4-5 us offline), the configs after it were not.
+WORKER_WARMUP_S = 1.0
 
 
 class KernelCrashed(RuntimeError):
@@ -528,6 +533,9 @@ def run_config(
     started = time.perf_counter()
     clock = PhaseClock(progress)
     settings = ProtocolSettings(**job["protocol"])
+    if not state.get("gpu_warmed"):
+        settings = replace(settings, warmup_s=max(settings.warmup_s, WORKER_WARMUP_S))
+        state["gpu_warmed"] = True
     floor_s = floor_seconds(Shape(m, n, k), gpu_label(state["info"]["gpu_name"])) or 0.0
     accumulator = job["accumulator"]
     lib = baselines_for(state, accumulator == "F16F16F16F16")
@@ -681,7 +689,13 @@ def run_config(
             }
         )
     torch.cuda.synchronize()
-    info = {"rotation_sets": count, "bytes_per_set": per_set, "autotune": tuning, "timing": settings.timing}
+    info = {
+        "rotation_sets": count,
+        "bytes_per_set": per_set,
+        "autotune": tuning,
+        "timing": settings.timing,
+        "warmup_s": settings.warmup_s,
+    }
     # SPEC §7 cold L2 wants the sets to span >= 2x the L2; the set cap leaves small shapes below
     # (db.views flags them). Warm-L2 runs rotate over one set and say so in every row.
     info["l2_span"] = round(l2_span(count, per_set, l2), 4)

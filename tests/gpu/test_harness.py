@@ -205,6 +205,17 @@ def test_l2_span_is_recorded(offline_db):
     assert spans[64, 64, 64] < 2
 
 
+def test_a_workers_first_config_warms_the_gpu_longer(offline_db):
+    """The run asks for no warm-up (--warmup-s 0); the first config a worker measures still warms
+    the GPU for WORKER_WARMUP_S (a fresh process finds it idle, clocks low), the others do not."""
+    from cuda_l2_explorer.importer.harness.worker import WORKER_WARMUP_S
+
+    rows = _rows(offline_db, "SELECT details FROM run_configs WHERE status = 'done' ORDER BY finished_at")
+    warmups = [json.loads(d)["warmup_s"] for (d,) in rows]
+    assert warmups[0] == WORKER_WARMUP_S
+    assert set(warmups) <= {0.0, WORKER_WARMUP_S} and 0.0 in warmups
+
+
 def test_server_mode(tmp_path):
     db = tmp_path / "server.duckdb"
     code = _bench(

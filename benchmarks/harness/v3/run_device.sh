@@ -39,6 +39,15 @@ ensure_lib() {  # a warm machine keeps /tmp/tb from the previous call; a fresh o
   echo "build: exit $? in $(( $(date +%s) - start )) s, library $(lib)" | tee -a "$OUT/device.txt"
   tail -3 "$OUT/tuner_build.log"
 }
+# A store carried as .carry/NAME.duckdb.xz (smaller: the carry limit) or .gz becomes $OUT/NAME.duckdb,
+# unless a step of this call made it already; false when there is none.
+carried_store() {
+  [ -f "$OUT/$1.duckdb" ] && return 1
+  if [ -f ".carry/$1.duckdb.xz" ]; then python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' \
+    ".carry/$1.duckdb.xz" "$OUT/$1.duckdb"
+  elif [ -f ".carry/$1.duckdb.gz" ]; then gunzip -c ".carry/$1.duckdb.gz" >"$OUT/$1.duckdb"
+  else return 1; fi
+}
 MNK=$(grep -v '^#' $V3/configs.txt | tr -s ' \n' ',' | sed 's/^,//; s/,$//')
 SET=kernels/h100_F32F16F16F32
 
@@ -76,12 +85,10 @@ while [ $# -gt 0 ]; do
   grid)
     # Throughput: our set + the seven baselines, offline, graph-timed, into grid.duckdb. GRID picks
     # the configs (default: the whole grid); BUDGET stops starting configs after that many
-    # seconds; a store carried in .carry/grid.duckdb.gz is resumed (chunks of < 10 minutes).
+    # seconds; a store carried in .carry/grid.duckdb.xz (or .gz) is resumed (chunks of < 10 minutes).
     ensure_lib
     resume=""
-    if [ -f .carry/grid.duckdb.gz ] && [ ! -f "$OUT/grid.duckdb" ]; then
-      gunzip -c .carry/grid.duckdb.gz >"$OUT/grid.duckdb" && resume="--resume"
-    fi
+    carried_store grid && resume="--resume"
     python3 -m cuda_l2_explorer --db "$OUT/grid.duckdb" --no-bundled bench --set $SET --library "$(lib)" \
       ${GRID:---grid} --mode offline $resume --time-budget "${BUDGET:-400}" --progress none --json \
       >"$OUT/grid.json" 2>"$OUT/grid.log"
@@ -91,9 +98,9 @@ while [ $# -gt 0 ]; do
     ;;
   server)
     # Server mode on SERVER configs (default a 20-config sample) into grid.duckdb: a store carried
-    # in .carry/grid.duckdb.gz holds the offline run whose cuBLASLt auto-tuning choices it reuses.
+    # in .carry/grid.duckdb.xz (or .gz) holds the offline run whose cuBLASLt auto-tuning choices it reuses.
     ensure_lib
-    if [ -f .carry/grid.duckdb.gz ] && [ ! -f "$OUT/grid.duckdb" ]; then gunzip -c .carry/grid.duckdb.gz >"$OUT/grid.duckdb"; fi
+    carried_store grid
     python3 -m cuda_l2_explorer --db "$OUT/grid.duckdb" --no-bundled bench --set $SET --library "$(lib)" \
       ${SERVER:---grid --sample 20 --seed 4} --mode server --progress none --json >"$OUT/server.json" 2>"$OUT/server.log"
     echo "bench server: exit $? after $(( $(date +%s) - start )) s: $(tr -d '\n ' <"$OUT/server.json" | head -c 300)" \
