@@ -184,6 +184,13 @@ def first_catalog() -> list[KernelConfig]:
         # B layout twins
         _c(128, 256, cluster_m=2, b_major="k"),
         _c(128, 128, b_major="k"),
+        # added after ncu of three losses (2026-11-24): cuBLAS ran 128x64 tiles with a 1x2 cluster
+        # at 1024x1024x4096 and 256x128 with a 1x2 cluster at 16384x4096x256, where we had the
+        # 128x64 tile only without a cluster; their cluster twins, and one for skinny M
+        _c(128, 64, cluster_n=2),
+        _c(128, 64, cluster_m=2),
+        _c(256, 128, cluster_m=2),
+        _c(128, 64, swap_ab=True, cluster_m=2),
     ]
     names = [c.name for c in cat]
     assert len(set(names)) == len(names), "duplicate names in the catalog"

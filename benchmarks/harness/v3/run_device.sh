@@ -16,6 +16,12 @@ mkdir -p "$OUT"
 # Carry limit (64 MiB): beside a grid store, carry the project's wheel without db/bundled/*.parquet
 # (unzip, delete them and their RECORD lines, zip): every step here runs with --no-bundled.
 python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target /tmp/site .whl/*.whl || exit 1
+# duckdb may come as its wheel unpacked and xz-compressed (15.7 MB against the wheel's 24.4: room
+# for a carried store): `mkdir w && cd w && unzip ../duckdb-*.whl && tar cf - . | xz -9e >
+# .carry/duckdb-site.tar.xz`, with the wheel left out of .whl.
+if [ -f .carry/duckdb-site.tar.xz ]; then
+  python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2], filter="data")' .carry/duckdb-site.tar.xz /tmp/site || exit 1
+fi
 export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1
 export CUDA_L2_EXPLORER_BUILD_CACHE=/tmp/l2x-build CUDA_L2_EXPLORER_NATIVE_CACHE=/tmp/l2x-native
 if [ -f .carry/cutlass-4.2.0.tar.gz ]; then  # only a build needs the headers
