@@ -38,6 +38,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cuda_l2_explorer.importer.cluster import ClusterError, client_for, map_unordered
 from cuda_l2_explorer.importer.harness.build import CutlassInfo
 from cuda_l2_explorer.importer.harness.build import find_cutlass as _find_cutlass
 from cuda_l2_explorer.importer.harness.toolchain import find_nvcc, nvcc_version
@@ -119,49 +120,149 @@ def needs_cutlass(configs: Sequence[AnyConfig]) -> bool:
     return any(family_of(c).needs_cutlass for c in configs)
 
 
-def compile_unit(
-    configs: Sequence[AnyConfig], out: Path, nvcc: str, cutlass: CutlassInfo | None, nvcc_ver: str
-) -> UnitResult:
-    """Compile one TU to ``out/obj/<key>.o`` (or find it there); ``cutlass`` only for CUTLASS TUs."""
+@dataclass(frozen=True)
+class Unit:
+    """One TU to compile, described without any path of the machine that planned it."""
+
+    names: list[str]
+    key: str
+    source: str
+    cutlass: CutlassInfo | None  # only for TUs that include CUTLASS headers
+
+
+def plan_unit(configs: Sequence[AnyConfig], nvcc_ver: str, cutlass: CutlassInfo | None) -> Unit:
     source = render_tu(configs)
     if not needs_cutlass(configs):
         cutlass = None  # same key and command whether or not the build also holds CUTLASS TUs
     elif cutlass is None:
         raise BuildError("CUTLASS headers are needed for CUTLASS configs")
     key = unit_key(source, nvcc_ver, cutlass.version if cutlass is not None else NO_CUTLASS)
-    names = [c.name for c in configs]
-    obj_dir = out / "obj"
-    obj = obj_dir / f"{key}.o"
-    if obj.exists():
-        return UnitResult(names, key, obj, 0.0, True)
-    obj_dir.mkdir(parents=True, exist_ok=True)
-    src = obj_dir / f"{key}.cu"
-    src.write_text(source)
-    fd, tmp = tempfile.mkstemp(prefix=f".{key}.", suffix=".o", dir=obj_dir)
-    os.close(fd)
+    return Unit([c.name for c in configs], key, source, cutlass)
+
+
+def run_nvcc(
+    source: Path, obj: Path, nvcc: str, include_dirs: Sequence[str]
+) -> tuple[bool, float, str, list[str]]:
+    """Compile ``source`` to ``obj``: (ok, seconds, nvcc's message when it failed, command)."""
     cmd = [
         nvcc,
         *COMPILE_FLAGS,
         *GENCODE,
-        *(f"-I{d}" for d in (cutlass.include_dirs if cutlass is not None else ())),
+        *(f"-I{d}" for d in include_dirs),
         "-c",
-        str(src),
+        str(source),
         "-o",
-        tmp,
+        str(obj),
     ]
     t0 = time.monotonic()
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
+    secs = time.monotonic() - t0
+    return res.returncode == 0, secs, (res.stdout + res.stderr).strip()[-4000:], cmd
+
+
+def _keep_object(unit: Unit, out: Path, write, secs: float, cmd: list[str], nvcc_ver: str) -> UnitResult:
+    """Move a compiled object into the cache under its key (atomically: ``write(tmp)`` fills a
+    temporary file beside it), with its source and a note of how it was made."""
+    obj_dir = out / "obj"
+    obj_dir.mkdir(parents=True, exist_ok=True)
+    obj = obj_dir / f"{unit.key}.o"
+    fd, tmp = tempfile.mkstemp(prefix=f".{unit.key}.", suffix=".o", dir=obj_dir)
+    os.close(fd)
     try:
-        res = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
-        secs = time.monotonic() - t0
-        if res.returncode != 0:
-            return UnitResult(names, key, None, secs, False, (res.stdout + res.stderr).strip()[-4000:])
+        write(Path(tmp))
         os.replace(tmp, obj)
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
-    meta = {"key": key, "configs": names, "seconds": round(secs, 1), "command": cmd, "nvcc": nvcc_ver}
+    (obj_dir / f"{unit.key}.cu").write_text(unit.source)
+    meta = {
+        "key": unit.key,
+        "configs": unit.names,
+        "seconds": round(secs, 1),
+        "command": cmd,
+        "nvcc": nvcc_ver,
+    }
     obj.with_suffix(".json").write_text(json.dumps(meta, indent=1))
-    return UnitResult(names, key, obj, secs, False)
+    return UnitResult(unit.names, unit.key, obj, secs, False)
+
+
+def cached_unit(unit: Unit, out: Path) -> UnitResult | None:
+    obj = out / "obj" / f"{unit.key}.o"
+    return UnitResult(unit.names, unit.key, obj, 0.0, True) if obj.exists() else None
+
+
+def compile_unit(
+    configs: Sequence[AnyConfig], out: Path, nvcc: str, cutlass: CutlassInfo | None, nvcc_ver: str
+) -> UnitResult:
+    """Compile one TU to ``out/obj/<key>.o`` (or find it there); ``cutlass`` only for CUTLASS TUs."""
+    unit = plan_unit(configs, nvcc_ver, cutlass)
+    found = cached_unit(unit, out)
+    if found is not None:
+        return found
+    includes = unit.cutlass.include_dirs if unit.cutlass is not None else ()
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".l2x-unit-", dir=out) as work:
+        source, obj = Path(work) / f"{unit.key}.cu", Path(work) / f"{unit.key}.o"
+        source.write_text(unit.source)
+        ok, secs, message, cmd = run_nvcc(source, obj, nvcc, includes)
+        if not ok:
+            return UnitResult(unit.names, unit.key, None, secs, False, message)
+        return _keep_object(unit, out, lambda tmp: os.replace(obj, tmp), secs, cmd, nvcc_ver)
+
+
+def compile_on_worker(
+    source_text: str, key: str, cutlass_version: str | None, nvcc_ver: str
+) -> tuple[bytes | None, float, str, list[str]]:
+    """A cluster task: compile one TU with the worker's own nvcc (and CUTLASS headers), which must
+    be the versions the object's cache key names; returns the object's bytes (or None, nvcc's or
+    our message), seconds and the command."""
+    nvcc = find_nvcc()
+    if not nvcc:
+        return None, 0.0, "this worker has no nvcc (set NVCC or CUDA_HOME there)", []
+    if (found_ver := nvcc_version(nvcc)) != nvcc_ver:
+        return None, 0.0, f"this worker's nvcc is {found_ver!r}, the build's is {nvcc_ver!r}", []
+    includes: Sequence[str] = ()
+    if cutlass_version is not None:
+        found = find_cutlass()
+        if found is None or found.version != cutlass_version:
+            have = found.version if found is not None else "none"
+            return None, 0.0, f"this worker's CUTLASS headers are {have}, the build's {cutlass_version}", []
+        includes = found.include_dirs
+    with tempfile.TemporaryDirectory(prefix="l2x-unit-") as work:
+        source, obj = Path(work) / f"{key}.cu", Path(work) / f"{key}.o"
+        source.write_text(source_text)
+        ok, secs, message, cmd = run_nvcc(source, obj, nvcc, includes)
+        return (obj.read_bytes() if ok else None), secs, ("" if ok else message), cmd
+
+
+def compile_on_cluster(
+    client, groups: Sequence[Sequence[AnyConfig]], out: Path, cutlass: CutlassInfo | None, nvcc_ver: str, say
+) -> list[UnitResult]:
+    """The TUs the cache does not hold, compiled by the cluster's workers; the objects come back
+    as bytes and only this process writes the cache (a worker killed mid-compile costs its TU,
+    which the scheduler gives to another worker)."""
+    units = [plan_unit(g, nvcc_ver, cutlass) for g in groups]
+    results: list[UnitResult | None] = [cached_unit(u, out) for u in units]
+    todo = [i for i, r in enumerate(results) if r is None]
+    say(f"  {len(units) - len(todo)} TUs cached, {len(todo)} sent to the cluster")
+    tasks = [
+        (units[i].source, units[i].key, units[i].cutlass.version if units[i].cutlass else None, nvcc_ver)
+        for i in todo
+    ]
+    for done, (i, (data, secs, message, cmd)) in enumerate(
+        map_unordered(client, compile_on_worker, tasks, name="l2x-compile"), 1
+    ):
+        unit = units[todo[i]]
+        if data is None:
+            result = UnitResult(unit.names, unit.key, None, secs, False, message)
+        else:
+            result = _keep_object(
+                unit, out, lambda tmp, data=data: tmp.write_bytes(data), secs, cmd, nvcc_ver
+            )
+        results[todo[i]] = result
+        state = "ok" if result.obj else "FAILED"
+        say(f"  [{state} {done}/{len(todo)}] {secs:6.1f}s {unit.key} {', '.join(unit.names)}")
+    return [r for r in results if r is not None]
 
 
 def build(
@@ -173,9 +274,11 @@ def build(
     nvcc: str | None = None,
     cutlass: CutlassInfo | None = None,
     log=None,
+    cluster: str | None = None,
 ) -> BuildResult:
     """Compile ``configs`` (cached) into ``out`` (default: :func:`default_build_dir`) and link the
-    ones that compile into one shared library."""
+    ones that compile into one shared library. ``cluster``: a Dask scheduler's address whose
+    workers compile the TUs instead of ``jobs`` local processes (this process links)."""
     t_start = time.monotonic()
     say = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
     nvcc = nvcc or find_nvcc()
@@ -196,29 +299,33 @@ def build(
     jobs = jobs or max(1, os.cpu_count() or 1)
     by_name = {c.name: c for c in configs}
     groups = group(list(by_name.values()), per_tu)
-    say(f"tuner.build: {len(by_name)} configs in {len(groups)} TUs, {jobs} jobs, CUTLASS {cutlass_ver}")
+    where = f"the cluster at {cluster}" if cluster else f"{jobs} jobs"
+    say(f"tuner.build: {len(by_name)} configs in {len(groups)} TUs, {where}, CUTLASS {cutlass_ver}")
+    with client_for(cluster) as client:
 
-    def run_groups(gs: list[list[AnyConfig]]) -> list[UnitResult]:
-        with ThreadPoolExecutor(max_workers=jobs) as pool:
-            results = list(pool.map(lambda g: compile_unit(g, out, nvcc, cutlass, nv_ver), gs))
-        for r in results:
-            state = "cached" if r.cached else ("ok" if r.obj else "FAILED")
-            say(f"  [{state}] {r.seconds:6.1f}s {r.key} {', '.join(r.names)}")
-        return results
+        def run_groups(gs: list[list[AnyConfig]]) -> list[UnitResult]:
+            if client is not None:
+                return compile_on_cluster(client, gs, out, cutlass, nv_ver, say)
+            with ThreadPoolExecutor(max_workers=jobs) as pool:
+                results = list(pool.map(lambda g: compile_unit(g, out, nvcc, cutlass, nv_ver), gs))
+            for r in results:
+                state = "cached" if r.cached else ("ok" if r.obj else "FAILED")
+                say(f"  [{state}] {r.seconds:6.1f}s {r.key} {', '.join(r.names)}")
+            return results
 
-    units = run_groups(groups)
-    retry = [[by_name[n]] for r in units if r.obj is None and len(r.names) > 1 for n in r.names]
-    failed: dict[str, str] = {}
-    for r in units:
-        if r.obj is None and len(r.names) == 1:
-            failed[r.names[0]] = r.error
-    if retry:
-        say(f"tuner.build: retrying {len(retry)} configs of failed TUs one per TU")
-        singles = run_groups(retry)
-        units += singles
-        for r in singles:
-            if r.obj is None:
+        units = run_groups(groups)
+        retry = [[by_name[n]] for r in units if r.obj is None and len(r.names) > 1 for n in r.names]
+        failed: dict[str, str] = {}
+        for r in units:
+            if r.obj is None and len(r.names) == 1:
                 failed[r.names[0]] = r.error
+        if retry:
+            say(f"tuner.build: retrying {len(retry)} configs of failed TUs one per TU")
+            singles = run_groups(retry)
+            units += singles
+            for r in singles:
+                if r.obj is None:
+                    failed[r.names[0]] = r.error
     good = [r for r in units if r.obj is not None]
     compiled = sorted(n for r in good for n in r.names)
     if not compiled:
@@ -281,10 +388,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--per-tu", type=int, default=4)
     ap.add_argument("--jobs", type=int, default=None)
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument(
+        "--cluster", default=None, metavar="tcp://HOST:8786", help="compile on a Dask cluster's workers"
+    )
     args = ap.parse_args(argv)
     try:
-        res = build(CATALOGS[args.catalog](), args.out, per_tu=args.per_tu, jobs=args.jobs)
-    except BuildError as exc:
+        res = build(
+            CATALOGS[args.catalog](), args.out, per_tu=args.per_tu, jobs=args.jobs, cluster=args.cluster
+        )
+    except (BuildError, ClusterError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     print(

@@ -1,0 +1,81 @@
+"""Work fanned out over an existing Dask cluster (``--cluster tcp://HOST:8786``).
+
+Teams that outgrow one machine already run a scheduler; we use theirs instead of bringing our
+own. Nothing here imports Dask until a cluster is asked for, so a run without ``--cluster`` does
+not need it installed (``pip install 'cuda-l2-explorer[cluster]'`` adds it).
+
+The driver stays the only writer: a task returns its result as a value (an object file's bytes,
+a measurement record), never a path on the worker's disk, and the caller stores it. A worker that
+dies takes its running tasks with it and the scheduler runs them again on another worker (Dask's
+``allowed-failures``, 3 by default), so a killed worker costs only what it had not finished.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+CONNECT_TIMEOUT_S = 10.0
+
+
+class ClusterError(RuntimeError):
+    """The cluster cannot be used (Dask missing, no scheduler at the address)."""
+
+
+def connect(address: str, timeout_s: float = CONNECT_TIMEOUT_S) -> Any:
+    """A ``distributed.Client`` of the scheduler at ``address``, with at least one worker."""
+    try:
+        from distributed import Client
+    except ImportError as exc:
+        raise ClusterError(
+            "--cluster needs Dask's distributed package: pip install 'cuda-l2-explorer[cluster]'"
+        ) from exc
+    try:
+        client = Client(address, timeout=timeout_s, set_as_default=False)
+    except (OSError, TimeoutError) as exc:
+        raise ClusterError(
+            f"no Dask scheduler answered at {address} within {timeout_s:.0f} s: {exc}"
+        ) from exc
+    try:
+        client.wait_for_workers(1, timeout=timeout_s)
+    except (OSError, TimeoutError) as exc:
+        client.close()
+        raise ClusterError(f"the Dask scheduler at {address} has no worker") from exc
+    return client
+
+
+@contextmanager
+def client_for(address: str | None) -> Iterator[Any]:
+    """The cluster's client for the length of a ``with`` (None without an address: work stays local)."""
+    if not address:
+        yield None
+        return
+    client = connect(address)
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+def map_unordered(
+    client: Any, fn: Callable[..., Any], items: Sequence[tuple], *, name: str
+) -> Iterator[tuple[int, Any]]:
+    """Run ``fn(*item)`` for every item on the cluster; yield (index, result) as each finishes.
+
+    Tasks are not pure (a compile's outcome depends on the worker's toolchain), so Dask never
+    answers one from another's result; ``name`` prefixes their keys on the dashboard.
+    """
+    from distributed import as_completed
+
+    batch = uuid.uuid4().hex[:8]  # keys unique to this call: a retry batch must not meet old ones
+    futures = [
+        client.submit(fn, *item, pure=False, key=f"{name}-{batch}-{i}") for i, item in enumerate(items)
+    ]
+    position = {future.key: i for i, future in enumerate(futures)}
+    try:
+        for future in as_completed(futures, loop=client.loop):
+            yield position[future.key], future.result()
+    finally:
+        client.cancel([f for f in futures if not f.done()])
