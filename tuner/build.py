@@ -33,8 +33,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -122,7 +122,7 @@ def needs_cutlass(configs: Sequence[AnyConfig]) -> bool:
 
 @dataclass(frozen=True)
 class Unit:
-    """One TU to compile, described without any path of the machine that planned it."""
+    """One TU to compile (a cluster task gets only its source, key and toolchain versions)."""
 
     names: list[str]
     key: str
@@ -140,82 +140,29 @@ def plan_unit(configs: Sequence[AnyConfig], nvcc_ver: str, cutlass: CutlassInfo 
     return Unit([c.name for c in configs], key, source, cutlass)
 
 
-def run_nvcc(
-    source: Path, obj: Path, nvcc: str, include_dirs: Sequence[str]
-) -> tuple[bool, float, str, list[str]]:
-    """Compile ``source`` to ``obj``: (ok, seconds, nvcc's message when it failed, command)."""
-    cmd = [
-        nvcc,
-        *COMPILE_FLAGS,
-        *GENCODE,
-        *(f"-I{d}" for d in include_dirs),
-        "-c",
-        str(source),
-        "-o",
-        str(obj),
-    ]
-    t0 = time.monotonic()
-    res = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
-    secs = time.monotonic() - t0
-    return res.returncode == 0, secs, (res.stdout + res.stderr).strip()[-4000:], cmd
+# What compiling one TU gives back, wherever it ran: the object's bytes (None when nvcc failed),
+# seconds, nvcc's (or our) message when it failed, and the command.
+Outcome = tuple[bytes | None, float, str, list[str]]
 
 
-def _keep_object(unit: Unit, out: Path, write, secs: float, cmd: list[str], nvcc_ver: str) -> UnitResult:
-    """Move a compiled object into the cache under its key (atomically: ``write(tmp)`` fills a
-    temporary file beside it), with its source and a note of how it was made."""
-    obj_dir = out / "obj"
-    obj_dir.mkdir(parents=True, exist_ok=True)
-    obj = obj_dir / f"{unit.key}.o"
-    fd, tmp = tempfile.mkstemp(prefix=f".{unit.key}.", suffix=".o", dir=obj_dir)
-    os.close(fd)
-    try:
-        write(Path(tmp))
-        os.replace(tmp, obj)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    (obj_dir / f"{unit.key}.cu").write_text(unit.source)
-    meta = {
-        "key": unit.key,
-        "configs": unit.names,
-        "seconds": round(secs, 1),
-        "command": cmd,
-        "nvcc": nvcc_ver,
-    }
-    obj.with_suffix(".json").write_text(json.dumps(meta, indent=1))
-    return UnitResult(unit.names, unit.key, obj, secs, False)
+def compile_source(source_text: str, key: str, nvcc: str, include_dirs: Sequence[str]) -> Outcome:
+    """Compile one TU's source in a scratch folder of this machine."""
+    with tempfile.TemporaryDirectory(prefix="l2x-unit-") as work:
+        source, obj = Path(work) / f"{key}.cu", Path(work) / f"{key}.o"
+        source.write_text(source_text)
+        cmd = [nvcc, *COMPILE_FLAGS, *GENCODE, *(f"-I{d}" for d in include_dirs), "-c", str(source)]
+        cmd += ["-o", str(obj)]
+        t0 = time.monotonic()
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
+        secs = time.monotonic() - t0
+        if res.returncode != 0:
+            return None, secs, (res.stdout + res.stderr).strip()[-4000:], cmd
+        return obj.read_bytes(), secs, "", cmd
 
 
-def cached_unit(unit: Unit, out: Path) -> UnitResult | None:
-    obj = out / "obj" / f"{unit.key}.o"
-    return UnitResult(unit.names, unit.key, obj, 0.0, True) if obj.exists() else None
-
-
-def compile_unit(
-    configs: Sequence[AnyConfig], out: Path, nvcc: str, cutlass: CutlassInfo | None, nvcc_ver: str
-) -> UnitResult:
-    """Compile one TU to ``out/obj/<key>.o`` (or find it there); ``cutlass`` only for CUTLASS TUs."""
-    unit = plan_unit(configs, nvcc_ver, cutlass)
-    found = cached_unit(unit, out)
-    if found is not None:
-        return found
-    includes = unit.cutlass.include_dirs if unit.cutlass is not None else ()
-    out.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=".l2x-unit-", dir=out) as work:
-        source, obj = Path(work) / f"{unit.key}.cu", Path(work) / f"{unit.key}.o"
-        source.write_text(unit.source)
-        ok, secs, message, cmd = run_nvcc(source, obj, nvcc, includes)
-        if not ok:
-            return UnitResult(unit.names, unit.key, None, secs, False, message)
-        return _keep_object(unit, out, lambda tmp: os.replace(obj, tmp), secs, cmd, nvcc_ver)
-
-
-def compile_on_worker(
-    source_text: str, key: str, cutlass_version: str | None, nvcc_ver: str
-) -> tuple[bytes | None, float, str, list[str]]:
+def compile_on_worker(source_text: str, key: str, cutlass_version: str | None, nvcc_ver: str) -> Outcome:
     """A cluster task: compile one TU with the worker's own nvcc (and CUTLASS headers), which must
-    be the versions the object's cache key names; returns the object's bytes (or None, nvcc's or
-    our message), seconds and the command."""
+    be the versions the object's cache key names."""
     nvcc = find_nvcc()
     if not nvcc:
         return None, 0.0, "this worker has no nvcc (set NVCC or CUDA_HOME there)", []
@@ -228,41 +175,78 @@ def compile_on_worker(
             have = found.version if found is not None else "none"
             return None, 0.0, f"this worker's CUTLASS headers are {have}, the build's {cutlass_version}", []
         includes = found.include_dirs
-    with tempfile.TemporaryDirectory(prefix="l2x-unit-") as work:
-        source, obj = Path(work) / f"{key}.cu", Path(work) / f"{key}.o"
-        source.write_text(source_text)
-        ok, secs, message, cmd = run_nvcc(source, obj, nvcc, includes)
-        return (obj.read_bytes() if ok else None), secs, ("" if ok else message), cmd
+    return compile_source(source_text, key, nvcc, includes)
 
 
-def compile_on_cluster(
-    client, groups: Sequence[Sequence[AnyConfig]], out: Path, cutlass: CutlassInfo | None, nvcc_ver: str, say
+def _record(unit: Unit, out: Path, outcome: Outcome, nvcc_ver: str) -> UnitResult:
+    """Keep a compiled object in the cache under its key (written atomically), with its source
+    (kept for a failed TU too) and a note of how it was made. Only the build's own process
+    writes here, whichever machine compiled."""
+    data, secs, message, cmd = outcome
+    obj_dir = out / "obj"
+    obj_dir.mkdir(parents=True, exist_ok=True)
+    (obj_dir / f"{unit.key}.cu").write_text(unit.source)
+    if data is None:
+        return UnitResult(unit.names, unit.key, None, secs, False, message)
+    obj = obj_dir / f"{unit.key}.o"
+    fd, tmp = tempfile.mkstemp(prefix=f".{unit.key}.", suffix=".o", dir=obj_dir)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, obj)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    meta = {"key": unit.key, "configs": unit.names, "seconds": round(secs, 1), "command": cmd}
+    obj.with_suffix(".json").write_text(json.dumps({**meta, "nvcc": nvcc_ver}, indent=1))
+    return UnitResult(unit.names, unit.key, obj, secs, False)
+
+
+def cached_unit(unit: Unit, out: Path) -> UnitResult | None:
+    obj = out / "obj" / f"{unit.key}.o"
+    return UnitResult(unit.names, unit.key, obj, 0.0, True) if obj.exists() else None
+
+
+def _outcomes(
+    units: Sequence[Unit], nvcc: str, nvcc_ver: str, jobs: int, client
+) -> Iterator[tuple[int, Outcome]]:
+    """(index, outcome) of each unit as it finishes: on the cluster's workers, else ``jobs`` local
+    nvcc processes."""
+    if client is not None:
+        tasks = [(u.source, u.key, u.cutlass.version if u.cutlass else None, nvcc_ver) for u in units]
+        yield from map_unordered(client, compile_on_worker, tasks, name="l2x-compile")
+        return
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = {
+            pool.submit(compile_source, u.source, u.key, nvcc, u.cutlass.include_dirs if u.cutlass else ()): i
+            for i, u in enumerate(units)
+        }
+        for future in as_completed(futures):
+            yield futures[future], future.result()
+
+
+def compile_units(
+    units: Sequence[Unit], out: Path, nvcc: str, nvcc_ver: str, jobs: int = 1, client=None, say=None
 ) -> list[UnitResult]:
-    """The TUs the cache does not hold, compiled by the cluster's workers; the objects come back
-    as bytes and only this process writes the cache (a worker killed mid-compile costs its TU,
-    which the scheduler gives to another worker)."""
-    units = [plan_unit(g, nvcc_ver, cutlass) for g in groups]
+    """Each unit's object from the cache, or compiled (locally or by ``client``'s cluster) and
+    recorded there; in ``units`` order, reported as each finishes."""
     results: list[UnitResult | None] = [cached_unit(u, out) for u in units]
     todo = [i for i, r in enumerate(results) if r is None]
-    say(f"  {len(units) - len(todo)} TUs cached, {len(todo)} sent to the cluster")
-    tasks = [
-        (units[i].source, units[i].key, units[i].cutlass.version if units[i].cutlass else None, nvcc_ver)
-        for i in todo
-    ]
-    for done, (i, (data, secs, message, cmd)) in enumerate(
-        map_unordered(client, compile_on_worker, tasks, name="l2x-compile"), 1
-    ):
-        unit = units[todo[i]]
-        if data is None:
-            result = UnitResult(unit.names, unit.key, None, secs, False, message)
-        else:
-            result = _keep_object(
-                unit, out, lambda tmp, data=data: tmp.write_bytes(data), secs, cmd, nvcc_ver
-            )
-        results[todo[i]] = result
+    say = say or (lambda _msg: None)
+    say(f"  {len(units) - len(todo)} TUs cached, {len(todo)} to compile")
+    todo_units = [units[i] for i in todo]
+    for done, (i, outcome) in enumerate(_outcomes(todo_units, nvcc, nvcc_ver, jobs, client), 1):
+        result = results[todo[i]] = _record(todo_units[i], out, outcome, nvcc_ver)
         state = "ok" if result.obj else "FAILED"
-        say(f"  [{state} {done}/{len(todo)}] {secs:6.1f}s {unit.key} {', '.join(unit.names)}")
+        say(f"  [{state} {done}/{len(todo)}] {result.seconds:6.1f}s {result.key} {', '.join(result.names)}")
     return [r for r in results if r is not None]
+
+
+def compile_unit(
+    configs: Sequence[AnyConfig], out: Path, nvcc: str, cutlass: CutlassInfo | None, nvcc_ver: str
+) -> UnitResult:
+    """Compile one TU to ``out/obj/<key>.o`` (or find it there); ``cutlass`` only for CUTLASS TUs."""
+    return compile_units([plan_unit(configs, nvcc_ver, cutlass)], out, nvcc, nvcc_ver)[0]
 
 
 def build(
@@ -304,14 +288,8 @@ def build(
     with client_for(cluster) as client:
 
         def run_groups(gs: list[list[AnyConfig]]) -> list[UnitResult]:
-            if client is not None:
-                return compile_on_cluster(client, gs, out, cutlass, nv_ver, say)
-            with ThreadPoolExecutor(max_workers=jobs) as pool:
-                results = list(pool.map(lambda g: compile_unit(g, out, nvcc, cutlass, nv_ver), gs))
-            for r in results:
-                state = "cached" if r.cached else ("ok" if r.obj else "FAILED")
-                say(f"  [{state}] {r.seconds:6.1f}s {r.key} {', '.join(r.names)}")
-            return results
+            units = [plan_unit(g, nv_ver, cutlass) for g in gs]
+            return compile_units(units, out, nvcc, nv_ver, jobs, client, say)
 
         units = run_groups(groups)
         retry = [[by_name[n]] for r in units if r.obj is None and len(r.names) > 1 for n in r.names]
