@@ -109,10 +109,15 @@ def grid_shapes() -> list[Shape]:
 
 
 # SPEC §7 cold L2: the rotating input sets span at least L2_SPAN_FACTOR x the L2. The harness
-# allocates at most MAX_ROTATION_SETS sets (and half the free memory), so a shape whose sets are
-# small spans less: its rows carry L2_SPAN_FLAG, with the span's ratio to the L2 (db.views).
+# allocates at most ROTATION_CAP sets (and half the free memory). 64^3's 32 KiB sets span 2x a
+# 50 MiB L2 at 3200, 2x a 126 MiB one at ~8100; each graph then holds as many calls (measured on an
+# H100, 2026-11-24: 18 tiny configs in 22 s instead of 19). Runs recorded before that day capped
+# at LEGACY_ROTATION_CAP: their tiny configs spanned as little as 0.04x the L2 and ran ~0.45 us a
+# call faster, warm (benchmarks/harness/v3/ROTATION.md). A config spanning less than 2x (a
+# smaller --rotation-cap, or the memory bound) carries L2_SPAN_FLAG, with its ratio (db.views).
 L2_SPAN_FACTOR = 2.0
-MAX_ROTATION_SETS = 64
+ROTATION_CAP = 8192
+LEGACY_ROTATION_CAP = 64
 L2_SPAN_FLAG = "l2-span-<2x"
 
 

@@ -15,7 +15,7 @@ files carry no spread, so there any ratio above 1.000 counts as a win.
 
 from __future__ import annotations
 
-from cuda_l2_explorer.db.shapes import L2_SPAN_FACTOR, L2_SPAN_FLAG, MAX_ROTATION_SETS
+from cuda_l2_explorer.db.shapes import L2_SPAN_FACTOR, L2_SPAN_FLAG, LEGACY_ROTATION_CAP
 
 BASELINES: tuple[str, ...] = (
     "torch.matmul",
@@ -145,8 +145,9 @@ DERIVED_VIEWS: list[str] = [
 # sets span the L2 (db.shapes.l2_span) and how much of that one call's pass reads and writes (A,
 # the layout of B it reads, C). The worker records ``l2_span`` in the config's details; older
 # rows are derived from the ``rotation_sets`` and ``bytes_per_set`` they recorded or, lacking
-# them, from the harness's rule (protocol.rotation_sets: as many sets as span 2x the L2, at most
-# MAX_ROTATION_SETS; the free memory, unknown here, binds only for sets of gigabytes).
+# them, from the rule of the harness that wrote them (protocol.rotation_sets: as many sets as span
+# 2x the L2, at most LEGACY_ROTATION_CAP; the free memory, unknown here, binds only for sets of
+# gigabytes). Every run since the cap was raised records its set count.
 # ``findings``: the audit's findings, plus L2_SPAN_FLAG on each config spanning less than 2x (for
 # every implementation: they share the inputs); the browse table and the kernel view show them.
 _SET_BYTES = "2 * (c.m * c.k + 2 * c.k * c.n + c.m * c.n)"
@@ -164,7 +165,7 @@ FINDINGS_VIEWS: list[str] = [
                    TRY_CAST(json_extract_string(c.details, '$.rotation_sets') AS INTEGER) AS sets,
                    coalesce(TRY_CAST(json_extract_string(c.details, '$.bytes_per_set') AS BIGINT),
                             {_SET_BYTES}) AS set_bytes,
-                   least({MAX_ROTATION_SETS}, greatest(2, ceil({L2_SPAN_FACTOR} * r.l2_bytes / set_bytes)))
+                   least({LEGACY_ROTATION_CAP}, greatest(2, ceil({L2_SPAN_FACTOR} * r.l2_bytes / set_bytes)))
                        ::INTEGER AS rule_sets
             FROM all_run_configs c JOIN cold r USING (run_id)
         )

@@ -131,6 +131,7 @@ for line in sys.stdin:
                 "autotune": {"nn": {"chosen": 3 + m % 5}} if job["protocol"]["mode"] == "offline" else {},
                 "lt_choices": job.get("lt_choices"),
                 "pid": os.getpid(),
+                "protocol_seen": {key: job["protocol"].get(key) for key in ("samples", "rotation_cap")},
                 # M == 23 plays a worker that kept device memory: it retires after answering.
                 **({"retire": {"kept_bytes": 5 << 30}} if m == 23 else {}),
             },

@@ -225,6 +225,30 @@ def test_time_budget_stops_starting_configs_and_the_run_resumes(db_path, monkeyp
         assert store.scalar("SELECT count(*) FROM run_configs WHERE run_id = ?", [run_id]) == len(shapes)
 
 
+def test_a_resumed_run_measures_with_the_protocol_it_started_with(db_path, monkeypatch):
+    """Options given on --resume (here more samples and another rotation cap) never mix a second
+    protocol into a run: the remaining configs are measured as the first ones were."""
+    monkeypatch.setenv("FAKE_WORKER_DELAY", "0.4")
+    shapes = [Shape(64 * i, 64, 64) for i in range(1, 5)]
+    plan = _plan(shapes)
+    plan.settings = ProtocolSettings(mode="offline", samples=3, rotation_cap=512)
+    plan.time_budget_s = 0.5
+    with Store.open(db_path) as store:
+        _set_row(store)
+    run_id, summary = runner.run_plan(_opener(db_path), plan, "test")
+    assert summary["status"] == "interrupted"
+    monkeypatch.setenv("FAKE_WORKER_DELAY", "0")
+    with Store.open(db_path) as store:
+        found = runner.find_resumable(store, run_id, None, "offline")
+    later = _plan(shapes)
+    later.settings = ProtocolSettings(mode="offline", samples=9, rotation_cap=64)
+    runner.run_plan(_opener(db_path), later, "test", resume=found)
+    with Store.open(db_path) as store:
+        details = store.query("SELECT details FROM run_configs")["details"]
+    seen = [json.loads(d)["protocol_seen"] for d in details]
+    assert len(seen) == 4 and all(s == {"samples": 3, "rotation_cap": 512} for s in seen)
+
+
 def test_server_mode_keeps_the_offline_auto_tuning_choice(db_path):
     """SPEC §6 auto-tuning is done once, offline; a server run on the same GPU reuses its choice
     (the job carries it) and its rows are isolated-call latencies, compared as such."""

@@ -1,13 +1,14 @@
-"""SPEC §7 cold L2 said truthfully: rows whose rotating input sets span less than 2x the L2 (the
-harness caps the sets at 64) carry the ``l2-span-<2x`` flag wherever flags are shown, for runs
-that recorded the span and for older runs that did not (derived from the harness's rule)."""
+"""SPEC §7 cold L2 said truthfully: rows whose rotating input sets span less than 2x the L2 (a
+run with a low --rotation-cap, a shape too large for many sets, or the harness before
+2026-11-24, which capped the sets at 64) carry the ``l2-span-<2x`` flag wherever flags are shown,
+for runs that recorded the span and for older runs that did not (derived from that harness's rule)."""
 
 import json
 from pathlib import Path
 
 import pytest
 from cuda_l2_explorer.db import reads
-from cuda_l2_explorer.db.shapes import L2_SPAN_FLAG, MAX_ROTATION_SETS, Shape, grid_shapes, l2_span
+from cuda_l2_explorer.db.shapes import L2_SPAN_FLAG, LEGACY_ROTATION_CAP, Shape, grid_shapes, l2_span
 from cuda_l2_explorer.db.store import Store
 from cuda_l2_explorer.importer.harness import runner
 from cuda_l2_explorer.importer.harness.plan import BenchPlan, KernelEntry
@@ -95,8 +96,8 @@ def _old_run(store: Store, shapes: list[Shape], details: list[dict | None]) -> N
 
 
 def test_old_runs_without_the_set_count_follow_the_harness_rule(db_path):
-    """Every grid config: the view's derived set count is protocol.rotation_sets' (free memory
-    not binding), and the span follows from it."""
+    """Every grid config: the view's derived set count is protocol.rotation_sets' with the cap of
+    the harness that wrote such rows (free memory not binding), and the span follows from it."""
     shapes = grid_shapes()
     with Store.open(db_path) as store:
         _old_run(store, shapes, [None] * len(shapes))
@@ -108,10 +109,10 @@ def test_old_runs_without_the_set_count_follow_the_harness_rule(db_path):
         }
     free = 1 << 50  # memory never binds: the store does not know it
     for shape in shapes:
-        sets = rotation_sets(shape.input_set_bytes, L2, free)
+        sets = rotation_sets(shape.input_set_bytes, L2, free, max_sets=LEGACY_ROTATION_CAP)
         assert got[shape] == (sets, pytest.approx(l2_span(sets, shape.input_set_bytes, L2)), True), shape
     short = [s for s in shapes if got[s][1] < 2]
-    assert short and all(got[s][0] == MAX_ROTATION_SETS for s in short)  # only the cap leaves them short
+    assert short and all(got[s][0] == LEGACY_ROTATION_CAP for s in short)  # only the cap leaves them short
 
 
 def test_recorded_span_and_set_count_are_preferred(db_path):

@@ -2,9 +2,12 @@
 
 import random
 import statistics
+from dataclasses import asdict
 
 import pytest
+from cuda_l2_explorer.db.shapes import LEGACY_ROTATION_CAP, ROTATION_CAP, Shape
 from cuda_l2_explorer.importer.harness.audit import AuditObservation, audit_findings
+from cuda_l2_explorer.importer.harness.plan import BenchPlan, job_for
 from cuda_l2_explorer.importer.harness.protocol import (
     ProtocolSettings,
     calls_per_sample,
@@ -43,18 +46,18 @@ def test_percentile_edges():
 def test_rotation_spans_twice_l2_within_memory():
     l2 = 50 * 2**20
     tiny = 2 * (64 * 64 * 3 + 64 * 64)  # 64^3: many sets
-    assert rotation_sets(tiny, l2, 80 * 2**30, max_sets=10**9) * tiny >= 2 * l2
+    assert rotation_sets(tiny, l2, 80 * 2**30) * tiny >= 2 * l2  # the default cap spans 2x
     big = 2 * (3 * 16384 * 16384 + 16384 * 16384)  # 2 GiB a set: two sets already exceed L2
     assert rotation_sets(big, l2, 80 * 2**30) == 2
     # 16384^3 on a nearly full GPU: as many as fit in half the free memory, at least one
     assert rotation_sets(big, l2, 3 * 2**30) == 1
-    assert rotation_sets(tiny, l2, 80 * 2**30) == 64  # capped
+    assert rotation_sets(tiny, l2, 80 * 2**30, max_sets=64) == 64  # capped
 
 
 @given(st.integers(1, 10**9), st.integers(1, 2**30), st.integers(0, 2**40))
 def test_rotation_bounds(per_set, l2, free):
     n = rotation_sets(per_set, l2, free)
-    assert 1 <= n <= 64
+    assert 1 <= n <= ROTATION_CAP
     assert n == 1 or n * per_set <= 0.5 * free
 
 
@@ -208,3 +211,22 @@ def test_audit_rules():
     assert codes(AuditObservation(calls=5, foreign_stream_kernels=5)) == ["hidden_stream_work"]
     assert codes(AuditObservation(calls=5, new_threads=1)) == ["extra_threads"]
     assert codes(AuditObservation(calls=5, trace_available=False)) == ["audit_partial"]
+
+
+@pytest.mark.parametrize("cap", [0, -1, ROTATION_CAP + 1])
+def test_a_rotation_cap_outside_its_bounds_is_refused(cap):
+    with pytest.raises(ValueError, match="rotation cap"):
+        ProtocolSettings(rotation_cap=cap)
+
+
+def test_the_rotation_cap_reaches_the_worker_and_the_run_record():
+    plan = BenchPlan(shapes=[Shape(64, 64, 64)], settings=ProtocolSettings(rotation_cap=4096))
+    assert job_for(plan, Shape(64, 64, 64), with_kernel=False)["protocol"]["rotation_cap"] == 4096
+    assert plan.params()["protocol"]["rotation_cap"] == 4096
+
+
+def test_a_recorded_protocol_is_read_back_and_old_records_keep_the_old_cap():
+    settings = ProtocolSettings(samples=7, rotation_cap=512)
+    assert ProtocolSettings.from_record(asdict(settings)) == settings
+    old = {k: v for k, v in asdict(settings).items() if k != "rotation_cap"}  # recorded before the cap
+    assert ProtocolSettings.from_record({**old, "retired_field": 1}).rotation_cap == LEGACY_ROTATION_CAP

@@ -26,6 +26,8 @@ def _all_baselines() -> tuple[str, ...]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from cuda_l2_explorer.db.shapes import ROTATION_CAP
+
     p = parser
     p.description = f"{HELP}\n\n{UNTRUSTED}"
     p.add_argument(
@@ -71,6 +73,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--warm-l2", action="store_true", help="no input rotation: warm-L2 figures, labelled")
     p.add_argument(
+        "--rotation-cap",
+        type=int,
+        default=ROTATION_CAP,
+        metavar="N",
+        help=f"cold L2: rotate among at most N input sets (default {ROTATION_CAP}; a tiny shape's sets "
+        "span 2x the L2 only in the thousands, and rows spanning less are flagged)",
+    )
+    p.add_argument(
         "--timing",
         choices=("graph", "eager"),
         default="graph",
@@ -110,6 +120,7 @@ def run(args: argparse.Namespace) -> int:
         timeout_s=args.timeout,
         time_budget_s=args.time_budget,
         warm_l2=args.warm_l2,
+        rotation_cap=args.rotation_cap,
         timing=args.timing,
         seed=args.seed,
         jobs=args.jobs,

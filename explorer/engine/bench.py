@@ -16,7 +16,7 @@ from pathlib import Path
 
 from cuda_l2_explorer.db import reads, writes
 from cuda_l2_explorer.db.errors import NotFoundError, UsageError
-from cuda_l2_explorer.db.shapes import Shape, grid_shapes, parse_mnk
+from cuda_l2_explorer.db.shapes import ROTATION_CAP, Shape, grid_shapes, parse_mnk
 from cuda_l2_explorer.db.store import Store
 from cuda_l2_explorer.db.views import BASELINES
 from cuda_l2_explorer.engine.feedback import SILENT, Feedback
@@ -78,6 +78,7 @@ class BenchRequest:
     timeout_s: float = 300.0  # per config
     time_budget_s: float | None = None  # start no new config after this long (resumable)
     warm_l2: bool = False
+    rotation_cap: int = ROTATION_CAP  # cold L2: the most input sets rotated
     timing: str = "graph"  # offline: "graph" (device time) or "eager" (issue-bound, harness 2's way)
     seed: int = 0
     jobs: int = 2  # parallel kernel builds
@@ -108,6 +109,7 @@ def _settings(request: BenchRequest):
             target_qps=r.target_qps,
             seed=r.seed,
             timing=r.timing,
+            rotation_cap=r.rotation_cap,
         )
     except ValueError as exc:
         raise UsageError(str(exc)) from None

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Protocol
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from typing import Any, Protocol
 
-from cuda_l2_explorer.db.shapes import L2_SPAN_FACTOR, MAX_ROTATION_SETS
+from cuda_l2_explorer.db.shapes import L2_SPAN_FACTOR, LEGACY_ROTATION_CAP, ROTATION_CAP
 
 # Recorded with every run; bump when how a figure is measured changes.
 # 2: the launcher audit runs after the timing, and CUPTI is torn down after it.
@@ -80,7 +80,7 @@ def rotation_sets(
     *,
     factor: float = L2_SPAN_FACTOR,
     memory_fraction: float = 0.5,
-    max_sets: int = MAX_ROTATION_SETS,
+    max_sets: int = ROTATION_CAP,
 ) -> int:
     """Input sets to rotate among so one pass spans >= ``factor`` x L2 (cold L2 by default).
 
@@ -145,6 +145,10 @@ class Backend(Protocol):
     def sleep(self, seconds: float) -> None: ...
 
 
+# Protocol fields added after runs were first recorded, and the value those runs had.
+_BEFORE_RECORDED: dict[str, Any] = {"rotation_cap": LEGACY_ROTATION_CAP}
+
+
 @dataclass(frozen=True)
 class ProtocolSettings:
     mode: str = "offline"
@@ -161,6 +165,9 @@ class ProtocolSettings:
     min_samples: int = 5
     sample_budget_s: float = 0.1
     latency_samples: int = 7
+    # Cold L2: the most input sets rotated (rotation_sets). Sets of a tiny shape span 2x the L2
+    # only in the thousands; each graph then holds that many calls (GraphBackend).
+    rotation_cap: int = ROTATION_CAP
 
     def __post_init__(self) -> None:
         if self.mode not in ("offline", "server"):
@@ -171,6 +178,15 @@ class ProtocolSettings:
             raise ValueError("samples >= 1, warmup_s >= 0 and target_qps > 0 are required")
         if self.min_samples < 1 or self.sample_budget_s < 0 or self.latency_samples < 0:
             raise ValueError("min_samples >= 1, sample_budget_s >= 0 and latency_samples >= 0 are required")
+        if not 1 <= self.rotation_cap <= ROTATION_CAP:
+            raise ValueError(f"the rotation cap must be 1 to {ROTATION_CAP}, not {self.rotation_cap}")
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> ProtocolSettings:
+        """The settings a run recorded (its params' ``protocol``). A field the record lacks takes
+        the value the harness had before the field existed, so a resumed old run stays itself."""
+        known = {f.name for f in fields(cls)}
+        return cls(**{**_BEFORE_RECORDED, **{k: v for k, v in record.items() if k in known}})
 
     def samples_for(self, sample_s: float) -> int:
         """Offline samples of an implementation whose sample takes ``sample_s`` of GPU time."""

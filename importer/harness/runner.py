@@ -32,6 +32,7 @@ from cuda_l2_explorer.db.store import Store, new_id
 from cuda_l2_explorer.importer.harness.device import gpu_label, nvidia_smi
 from cuda_l2_explorer.importer.harness.messages import Result
 from cuda_l2_explorer.importer.harness.plan import WORKER_MODULE, BenchPlan, job_for
+from cuda_l2_explorer.importer.harness.protocol import ProtocolSettings
 
 
 @dataclass
@@ -370,6 +371,11 @@ def run_plan(
     ``recorder`` writes one finished config (default: :func:`record_result`; the tuner passes
     its search-log writer); it must write the config's run_configs row in the same transaction.
     """
+    if resume is not None and resume[1].get("protocol"):
+        # A run never mixes two protocols: resumed, it measures as it started, whatever the
+        # options given now (samples, QPS, rotation cap, warm or cold L2).
+        plan.settings = ProtocolSettings.from_record(resume[1]["protocol"])
+        plan.l2 = resume[1].get("l2", plan.l2)
     record = recorder or functools.partial(record_result, l2=plan.l2)
     first = start_worker(plan.gpus[0], plan.worker)
     info = first[1]

@@ -172,6 +172,11 @@ class Implementations:
         return s[3]
 
 
+# The isolated call's hold grows to at most this many times its first length (0.25 ms at the
+# spin's calibration clock): 32x covers a host that takes 8 ms to queue three operations.
+MAX_HOLD_GROWTH = 32
+
+
 class TorchBackend:
     """protocol.Backend over CUDA events and eager calls on the rotating input sets.
 
@@ -185,10 +190,13 @@ class TorchBackend:
         self.impls = impls
         self.start = torch.cuda.Event(enable_timing=True)
         self.end = torch.cuda.Event(enable_timing=True)
+        self.held_from = torch.cuda.Event(enable_timing=True)
         # How long the stream is held while an isolated call is queued: Python queues the events
         # and a call in 30-60 us here; a hold that turns out too short doubles (isolated_call).
         self.hold_s = 0.25e-3
-        self._cycles_per_s: float | None = None
+        self._hold_cycles: int | None = None
+        self._max_hold_cycles = 0
+        self.clock = time.perf_counter  # the host's clock (a test replaces it)
 
     def calls_per_unit(self, impl: str) -> int:
         return 1
@@ -220,25 +228,35 @@ class TorchBackend:
         """One call between two events with the host's issue time kept out, as nvbench's
         blocking kernel does: a spin kernel holds the stream while the start event, the call and
         the end event are queued behind it, so the events span the call's own time on the GPU
-        (plus the events' and front end's floor, ~2.5-3 us on an H100). Should queueing outlast
-        most of the hold, the hold doubles and the call is timed again."""
+        (plus the events' and front end's floor, ~2.5-3 us on an H100). The hold is checked on
+        the GPU's own timeline (an event before the spin): should queueing outlast most of it,
+        the hold doubles and the call is timed again."""
         torch = self.torch
         s = self.impls.inputs.next(impl)
         fn = self.impls.fns[impl]
-        if self._cycles_per_s is None:
-            self._cycles_per_s = _spin_cycles_per_second(torch)
+        if self._hold_cycles is None:
+            self._hold_cycles = int(self.hold_s * _spin_cycles_per_second(torch))
+            self._max_hold_cycles = self._hold_cycles * MAX_HOLD_GROWTH
         for _ in range(4):
             torch.cuda.synchronize()
-            t0 = time.perf_counter()
-            torch.cuda._sleep(int(self.hold_s * self._cycles_per_s))
+            t0 = self.clock()
+            self.held_from.record()
+            torch.cuda._sleep(self._hold_cycles)
             self.start.record()
             fn(s)
             self.end.record()
-            queued = time.perf_counter() - t0
+            queued = self.clock() - t0
             self.end.synchronize()
-            if queued < 0.8 * self.hold_s:
+            # A spin counts SM cycles: calibrated at an idle clock, it holds several times
+            # shorter once the clock ramps up (server mode's first config in a fresh worker
+            # measured 64^3 at 35 us so). Hence the hold the GPU really gave, not the intended.
+            held = self.held_from.elapsed_time(self.start) / 1e3
+            if queued < 0.8 * held:
                 break
-            self.hold_s *= 2
+            # Bounded: a launcher that synchronises waits for the spin itself, and no hold is
+            # long enough for it (its isolated call then includes its own host time, as it does
+            # for a user).
+            self._hold_cycles = min(2 * self._hold_cycles, self._max_hold_cycles)
         return self.start.elapsed_time(self.end) / 1e3
 
     def sleep(self, seconds: float) -> None:
@@ -561,7 +579,8 @@ def run_config(
     free, _total = torch.cuda.mem_get_info()
     l2 = state["info"]["l2_bytes"] or 50 * 2**20
     per_set = bytes_per_set(m, n, k, pad_shape)
-    count = rotation_sets(per_set, l2, free) if job.get("l2", "cold") == "cold" else 1
+    cold = job.get("l2", "cold") == "cold"
+    count = rotation_sets(per_set, l2, free, max_sets=settings.rotation_cap) if cold else 1
     clock.enter("allocating inputs")
     inputs = Inputs(torch, m, n, k, count, pad_shape, settings.seed)
     impls = Implementations(torch, job, lib, inputs, kernel_fn)

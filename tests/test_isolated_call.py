@@ -1,0 +1,102 @@
+"""The isolated call's hold (worker.TorchBackend.isolated_call) on a simulated GPU timeline: a
+stream that runs one thing after another, a host that takes a while to queue each, and an SM clock
+that ramps up after the spin kernel's calibration, as a fresh worker's GPU does."""
+
+from types import SimpleNamespace
+
+import pytest
+from cuda_l2_explorer.importer.harness.worker import MAX_HOLD_GROWTH, TorchBackend
+
+ISSUE_S = 30e-6  # host time to queue one operation (events, spin, call): a slow, fresh process
+CALL_S = 4e-6  # the call's own time on the GPU
+IDLE_HZ, BOOST_HZ = 345e6, 1980e6  # an H100's idle and boost SM clocks
+
+
+class FakeTimeline:
+    """One stream: an operation starts when the host has queued it and the previous one is done."""
+
+    def __init__(self) -> None:
+        self.host = 0.0
+        self.stream_free = 0.0
+        self.clock_hz = IDLE_HZ
+
+    def run(self, seconds: float) -> float:
+        self.host += ISSUE_S
+        start = max(self.host, self.stream_free)
+        self.stream_free = start + seconds
+        return start
+
+
+class FakeEvent:
+    def __init__(self, timeline: FakeTimeline) -> None:
+        self.timeline = timeline
+        self.at = 0.0
+
+    def record(self) -> None:
+        self.at = self.timeline.run(0.0)
+
+    def synchronize(self) -> None:
+        self.timeline.host = max(self.timeline.host, self.at)
+
+    def elapsed_time(self, other: "FakeEvent") -> float:
+        return (other.at - self.at) * 1e3  # ms, as torch's
+
+
+def fake_torch(timeline: FakeTimeline) -> SimpleNamespace:
+    calibrations = []
+
+    def spin(cycles: int) -> None:
+        timeline.run(cycles / timeline.clock_hz)
+        if cycles == 1_000_000:  # the calibration spin: the clock ramps up right after it
+            calibrations.append(timeline.clock_hz)
+            timeline.clock_hz = BOOST_HZ
+
+    def synchronize() -> None:
+        timeline.host = max(timeline.host, timeline.stream_free)
+
+    cuda = SimpleNamespace(
+        Event=lambda enable_timing: FakeEvent(timeline), _sleep=spin, synchronize=synchronize
+    )
+    return SimpleNamespace(cuda=cuda, calibrations=calibrations)
+
+
+def _backend(timeline: FakeTimeline, call) -> TorchBackend:
+    impls = SimpleNamespace(inputs=SimpleNamespace(next=lambda impl: None), fns={"k": call})
+    backend = TorchBackend(fake_torch(timeline), impls)
+    backend.clock = lambda: timeline.host
+    return backend
+
+
+def test_a_hold_calibrated_at_an_idle_clock_is_checked_on_the_gpu_and_lengthened():
+    timeline = FakeTimeline()
+    backend = _backend(timeline, lambda s: timeline.run(CALL_S))
+    torch = backend.torch
+    intended = backend.hold_s
+    # Calibrated at 345 MHz, the 0.25 ms hold lasts 44 us at 1980 MHz: less than the ~150 us the
+    # host takes to queue the events and the call behind it.
+    assert intended * IDLE_HZ / BOOST_HZ < 5 * ISSUE_S
+    measured = backend.isolated_call("k")
+    assert torch.calibrations == [IDLE_HZ]
+    assert measured == pytest.approx(CALL_S)  # the call's own time, no host time in it
+    assert backend._hold_cycles / BOOST_HZ > 5 * ISSUE_S  # the hold grew to cover the queueing
+    again = backend.isolated_call("k")  # and stays long enough for the next calls
+    assert again == pytest.approx(CALL_S)
+
+
+def test_a_launcher_that_synchronises_ends_with_a_bounded_hold():
+    """Such a launcher waits for the spin itself: no hold covers it. The hold stops growing at
+    MAX_HOLD_GROWTH x its first length, and the call's time includes its host time, as a user's."""
+    timeline = FakeTimeline()
+
+    def synchronising(_s) -> None:
+        timeline.host = max(timeline.host, timeline.stream_free)  # cudaDeviceSynchronize first
+        timeline.run(CALL_S)
+
+    backend = _backend(timeline, synchronising)
+    first = None
+    for _ in range(10):
+        measured = backend.isolated_call("k")
+        first = first or backend._max_hold_cycles // MAX_HOLD_GROWTH
+        assert backend._hold_cycles <= first * MAX_HOLD_GROWTH
+        assert CALL_S < measured < CALL_S + 3 * ISSUE_S
+    assert timeline.host < 10 * 4 * (first * MAX_HOLD_GROWTH / BOOST_HZ + 6 * ISSUE_S)
