@@ -17,11 +17,13 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from cuda_l2_explorer.db.errors import IOFailure
+
 CONNECT_TIMEOUT_S = 10.0
 
 
-class ClusterError(RuntimeError):
-    """The cluster cannot be used (Dask missing, no scheduler at the address)."""
+class ClusterError(IOFailure):
+    """The cluster cannot be used (Dask missing, no scheduler at the address): exit 5."""
 
 
 def connect(address: str, timeout_s: float = CONNECT_TIMEOUT_S) -> Any:

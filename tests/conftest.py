@@ -2,10 +2,13 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import shutil
+import signal
 import subprocess
 import sys
 import threading
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from http.server import ThreadingHTTPServer
@@ -133,3 +136,64 @@ def loopback_server(handler):
     finally:
         httpd.shutdown()
         httpd.server_close()
+
+
+def _spawn(*args: str, log: Path, env: dict | None = None) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", *args],
+        stdout=log.open("w"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        env={**os.environ, **(env or {})},
+    )
+
+
+@pytest.fixture
+def dask_cluster(tmp_path):
+    """A factory: ``dask_cluster(workers, *worker_args, env=...)`` starts a real Dask scheduler and
+    that many one-thread worker processes on 127.0.0.1 (no nanny: a killed worker stays dead) and
+    returns (address, [worker processes]); all are stopped after the test."""
+    pytest.importorskip("distributed")
+    from cuda_l2_explorer.importer.cluster import connect
+
+    procs: list[subprocess.Popen] = []
+
+    def start(workers: int, *worker_args: str, env: dict | None = None):
+        scheduler_file = tmp_path / "scheduler.json"
+        procs.append(
+            _spawn(
+                "distributed.cli.dask_scheduler",
+                "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                "--scheduler-file", str(scheduler_file),
+                log=tmp_path / "scheduler.log",
+            )
+        )  # fmt: skip
+        deadline = time.monotonic() + 60
+        while not scheduler_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        address = json.loads(scheduler_file.read_text())["address"]
+        started = [
+            _spawn(
+                "distributed.cli.dask_worker", address,
+                "--nthreads", "1", "--no-nanny", "--no-dashboard", "--name", f"w{i}", *worker_args,
+                log=tmp_path / f"worker{i}.log", env=env,
+            )
+            for i in range(workers)
+        ]  # fmt: skip
+        procs.extend(started)
+        client = connect(address, timeout_s=60)
+        client.wait_for_workers(workers, timeout=60)
+        client.close()
+        return address, started
+
+    try:
+        yield start
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGTERM)
+        for p in procs:
+            try:
+                p.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)

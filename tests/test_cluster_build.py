@@ -5,13 +5,8 @@ second build finds them all in the cache."""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
-import subprocess
-import sys
-import time
-from pathlib import Path
 
 import pytest
 
@@ -25,51 +20,10 @@ from cuda_l2_explorer.tuner.tiny import tiny_catalog
 needs_nvcc = pytest.mark.skipif(find_nvcc() is None, reason="nvcc not found")
 
 
-def _spawn(*args: str, log: Path) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, "-m", *args], stdout=log.open("w"), stderr=subprocess.STDOUT, start_new_session=True
-    )
-
-
 @pytest.fixture
-def cluster(tmp_path):
+def cluster(dask_cluster):
     """(address, [worker processes]) of a scheduler and two one-thread workers on 127.0.0.1."""
-    scheduler_file = tmp_path / "scheduler.json"
-    procs = [
-        _spawn(
-            "distributed.cli.dask_scheduler",
-            "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
-            "--scheduler-file", str(scheduler_file),
-            log=tmp_path / "scheduler.log",
-        )
-    ]  # fmt: skip
-    try:
-        deadline = time.monotonic() + 60
-        while not scheduler_file.exists() and time.monotonic() < deadline:
-            time.sleep(0.2)
-        address = json.loads(scheduler_file.read_text())["address"]
-        workers = [
-            _spawn(
-                "distributed.cli.dask_worker", address,
-                "--nthreads", "1", "--no-nanny", "--no-dashboard", "--name", f"w{i}",
-                log=tmp_path / f"worker{i}.log",
-            )
-            for i in range(2)
-        ]  # fmt: skip
-        procs += workers
-        client = connect(address, timeout_s=60)
-        client.wait_for_workers(2, timeout=60)
-        client.close()
-        yield address, workers
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                os.killpg(p.pid, signal.SIGTERM)
-        for p in procs:
-            try:
-                p.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(p.pid, signal.SIGKILL)
+    return dask_cluster(2)
 
 
 @needs_nvcc

@@ -55,6 +55,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--gpus", default="0", metavar="all|0,1", help="GPUs to shard configs over (default 0)")
     p.add_argument(
+        "--cluster",
+        metavar="tcp://HOST:8786",
+        help="measure on an existing Dask cluster's GPU workers (one per GPU, started with "
+        "--nthreads 1 --resources GPU=1; the kernels must be at the same path on each): "
+        "pip install 'cuda-l2-explorer[cluster]'",
+    )
+    p.add_argument(
         "--resume",
         nargs="?",
         const="latest",
@@ -116,6 +123,7 @@ def run(args: argparse.Namespace) -> int:
         samples=args.samples,
         baselines=tuple(b.strip() for b in args.baselines.split(",") if b.strip()),
         gpus=args.gpus,
+        cluster=args.cluster,
         resume=args.resume,
         timeout_s=args.timeout,
         time_budget_s=args.time_budget,

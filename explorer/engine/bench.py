@@ -74,6 +74,7 @@ class BenchRequest:
     samples: int | None = None  # default: 15 offline, 20 server
     baselines: tuple[str, ...] = BASELINES
     gpus: str = "0"  # "all" or "0,1"
+    cluster: str | None = None  # a Dask scheduler's address: measure on its GPU workers instead
     resume: str | None = None  # a run id, or "latest" (of this set and mode)
     timeout_s: float = 300.0  # per config
     time_budget_s: float | None = None  # start no new config after this long (resumable)
@@ -113,6 +114,17 @@ def _settings(request: BenchRequest):
         )
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+
+
+def _gpus(request: BenchRequest) -> list[int]:
+    """This machine's GPUs to measure on; none are needed when a cluster's workers measure."""
+    from cuda_l2_explorer.importer.harness import device
+
+    if request.cluster:
+        if request.gpus != "0":
+            raise UsageError("--gpus and --cluster do not go together: the cluster's workers are its GPUs")
+        return [0]
+    return device.parse_gpus(request.gpus, device.visible_gpus())
 
 
 def _check_baselines(chosen: tuple[str, ...]) -> tuple[str, ...]:
@@ -161,7 +173,6 @@ def pending_shapes(store_path: Path | None, run_id: str, shapes: list[Shape]) ->
 
 def run_bench(request: BenchRequest, feedback: Feedback = SILENT) -> BenchRun:
     """Build what the set needs, then measure it (a new run, or the one ``resume`` names)."""
-    from cuda_l2_explorer.importer.harness import device
     from cuda_l2_explorer.importer.harness.plan import BenchPlan
     from cuda_l2_explorer.importer.kernelset import scan_set
 
@@ -176,7 +187,7 @@ def run_bench(request: BenchRequest, feedback: Feedback = SILENT) -> BenchRun:
         for rel, reason in scan.problems:
             feedback.say(f"skipped {rel}: {reason}")
     shapes = request.choice.shapes([f.shape for f in scan.files] if scan else [])
-    gpus = device.parse_gpus(request.gpus, device.visible_gpus())
+    gpus = _gpus(request)
     set_id = None
     if scan is not None:
         name = request.set_name or scan.root.parent.name or "set"
@@ -198,6 +209,7 @@ def run_bench(request: BenchRequest, feedback: Feedback = SILENT) -> BenchRun:
         time_budget_s=request.time_budget_s,
         l2="warm" if request.warm_l2 else "cold",
         cutlass=cutlass_of(scan) if scan is not None else None,
+        cluster=request.cluster,
     )
     if scan is None:
         return run_plan(plan, resume, store_path, request.command_line, feedback)
@@ -284,7 +296,6 @@ def _run_manifest_set(
 ) -> BenchRun:
     """Our own set (kernels/<device>_<ACC>/manifest.json): its kernels run from the compiled
     library, so no per-config build; the set is recorded from the manifest."""
-    from cuda_l2_explorer.importer.harness import device
     from cuda_l2_explorer.importer.harness.plan import BenchPlan
     from cuda_l2_explorer.tuner import manifest as mf
     from cuda_l2_explorer.tuner.native import library_cutlass_version
@@ -294,7 +305,7 @@ def _run_manifest_set(
     manifest = mf.load(set_dir / "manifest.json")
     shapes = request.choice.shapes(sorted(Shape(e["m"], e["n"], e["k"]) for e in manifest["configs"]))
     # No GPU (exit 7) is said before any advice about building the library it would run.
-    gpus = device.parse_gpus(request.gpus, device.visible_gpus())
+    gpus = _gpus(request)
     library = library_path(request.library)
     set_id = record_set(store_path, set_dir.resolve(), manifest, library)
     resume = find_resume(store_path, request.resume, set_id, settings.mode)
@@ -313,6 +324,7 @@ def _run_manifest_set(
         l2="warm" if request.warm_l2 else "cold",
         cutlass=library_cutlass_version(library),
         worker=TUNER_WORKER,
+        cluster=request.cluster,
     )
     run = run_plan(plan, resume, store_path, request.command_line, feedback)
     # The manifest records the harness's figures for the configs this run measured.

@@ -57,6 +57,9 @@ class BenchPlan:
     # This call measures only these of the run's shapes (an imported set's kernels built so far);
     # the others stay pending for a later call. None: every pending shape.
     measure_only: frozenset[Shape] | None = None
+    # A Dask scheduler's address: the configs are measured on its GPU workers
+    # (harness.cluster_lane), not on this machine's GPUs.
+    cluster: str | None = None
 
     def params(self) -> dict[str, Any]:
         """The plan as the run's ``params`` record (with the harness version)."""
@@ -74,6 +77,7 @@ class BenchPlan:
             "kernels": {str(s): asdict(e) for s, e in self.kernels.items()},
             "job": self.job,
             "job_fields": self.job_fields,
+            **({"cluster": self.cluster} if self.cluster else {}),
         }
 
 

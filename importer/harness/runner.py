@@ -13,25 +13,21 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import queue
 import shlex
-import subprocess
-import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from cuda_l2_explorer.db import reads, writes
-from cuda_l2_explorer.db.errors import NoGPUError, NotFoundError
+from cuda_l2_explorer.db.errors import NotFoundError
 from cuda_l2_explorer.db.shapes import Shape
 from cuda_l2_explorer.db.store import Store, new_id
 from cuda_l2_explorer.importer.harness.device import gpu_label, nvidia_smi
-from cuda_l2_explorer.importer.harness.messages import Result
-from cuda_l2_explorer.importer.harness.plan import WORKER_MODULE, BenchPlan, job_for
+from cuda_l2_explorer.importer.harness.measurer import ConfigMeasurer, Outcome, Worker, start_worker
+from cuda_l2_explorer.importer.harness.plan import BenchPlan
 from cuda_l2_explorer.importer.harness.protocol import ProtocolSettings
 
 
@@ -50,95 +46,6 @@ ProgressCallback = Callable[[Progress], None]
 
 
 # ------------------------------------------------------------------------------ workers
-
-
-class Worker:
-    """One worker process on one GPU, with a reader thread for its answers."""
-
-    def __init__(self, gpu: int, module: str = WORKER_MODULE) -> None:
-        self.gpu = gpu
-        env = dict(os.environ)
-        env["CUDA_VISIBLE_DEVICES"] = (
-            str(gpu)
-            if "CUDA_VISIBLE_DEVICES" not in os.environ
-            else (os.environ["CUDA_VISIBLE_DEVICES"].split(",")[gpu])
-        )
-        env["PYTHONUNBUFFERED"] = "1"
-        self.log = tempfile.NamedTemporaryFile(prefix=f"l2x-worker{gpu}-", suffix=".log", delete=False)
-        # CUDA_L2_EXPLORER_WORKER names another worker script (the CPU tests' stand-in GPU).
-        override = os.environ.get("CUDA_L2_EXPLORER_WORKER")
-        command = [sys.executable, override] if override else [sys.executable, "-m", module]
-        self.proc = subprocess.Popen(
-            command,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self.log,
-            text=True,
-            env=env,
-            start_new_session=True,  # Ctrl-C reaches the parent, which stops workers itself
-        )
-        self.messages: queue.Queue[dict | None] = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            try:
-                self.messages.put(json.loads(line))
-            except json.JSONDecodeError:
-                continue
-        self.messages.put(None)  # EOF: the worker exited
-
-    def send(self, job: dict) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps(job) + "\n")
-        self.proc.stdin.flush()
-
-    def receive(self, timeout: float) -> dict | None:
-        """Next message; None when the worker died; raises queue.Empty on timeout."""
-        return self.messages.get(timeout=timeout)
-
-    def log_tail(self, limit: int = 1500) -> str:
-        try:
-            text = Path(self.log.name).read_text(errors="replace")
-        except OSError:
-            return ""
-        lines = [ln for ln in text.strip().splitlines() if ln.strip()]
-        return "\n".join(lines[-12:])[-limit:]
-
-    def stop(self, kill: bool = False) -> None:
-        if self.proc.poll() is None:
-            if kill:
-                self.proc.kill()
-            else:
-                try:
-                    self.send({"op": "exit"})
-                    self.proc.wait(timeout=10)
-                except (OSError, subprocess.TimeoutExpired, ValueError):
-                    self.proc.kill()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            pass
-        try:
-            os.unlink(self.log.name)
-        except OSError:
-            pass
-
-
-def start_worker(gpu: int, module: str = WORKER_MODULE, timeout: float = 180.0) -> tuple[Worker, dict]:
-    """A worker on ``gpu`` that said hello, and its device info; raises NoGPUError otherwise."""
-    worker = Worker(gpu, module)
-    try:
-        hello = worker.receive(timeout)
-    except queue.Empty:
-        worker.stop(kill=True)
-        raise NoGPUError(f"the worker on GPU {gpu} did not start within {timeout:.0f} s") from None
-    if hello is None or hello.get("op") != "hello":
-        reason = (hello or {}).get("error") or worker.log_tail() or "it exited"
-        worker.stop(kill=True)
-        raise NoGPUError(f"the worker on GPU {gpu} could not start: {reason.splitlines()[-1]}")
-    return worker, hello["info"]
 
 
 # ------------------------------------------------------------------------------ the store
@@ -238,24 +145,8 @@ def find_resumable(
 # ------------------------------------------------------------------------------ the loop
 
 
-@dataclass
-class Outcome:
-    """How one config ended: 'done', 'crashed', 'timeout', 'compile_error' or 'error'."""
-
-    status: str
-    rows: list[dict] = field(default_factory=list)
-    info: dict = field(default_factory=dict)
-    message: str = ""
-    audit: list = field(default_factory=list)
-
-
-def _failure_rows(status: str, message: str) -> list[dict]:
-    row = {"implementation": "kernel", "metric": "device_time", "unit": "s", "status": status}
-    return [{**row, "message": message[:2000]}]
-
-
 class _GpuLane(threading.Thread):
-    """Feeds configs to one GPU's worker; reports outcomes on ``results``."""
+    """Feeds configs to one local GPU's worker; reports outcomes on ``results``."""
 
     def __init__(
         self,
@@ -267,9 +158,10 @@ class _GpuLane(threading.Thread):
         stop: threading.Event,
     ) -> None:
         super().__init__(daemon=True)
-        self.gpu, self.plan, self.jobs, self.results, self.stop_event = gpu, plan, jobs, results, stop
-        self.worker: Worker | None = first[0] if first else None
-        self.info: dict | None = first[1] if first else None
+        self.gpu, self.jobs, self.results, self.stop_event = gpu, jobs, results, stop
+        self.measurer = ConfigMeasurer(
+            gpu, plan, first, lambda shape, text: results.put(("phase", gpu, shape, text))
+        )
 
     def run(self) -> None:
         while not self.stop_event.is_set():
@@ -278,75 +170,11 @@ class _GpuLane(threading.Thread):
             except queue.Empty:
                 break
             self.results.put(("start", self.gpu, shape, None))
-            entry = self.plan.kernels.get(shape)
-            if entry is not None and entry.build_error:
-                # Baselines still run; the kernel's row records the compiler's message.
-                base = self._run(shape, with_kernel=False)
-                outcome = Outcome(
-                    "compile_error",
-                    base.rows + _failure_rows("compile_error", entry.build_error),
-                    base.info,
-                    entry.build_error,
-                )
-            else:
-                outcome = self._run(shape, with_kernel=entry is not None and entry.runnable)
-                if outcome.status in ("crashed", "timeout") and entry is not None and entry.runnable:
-                    # Keep the baselines of this config: run it again without the kernel.
-                    retry = self._run(shape, with_kernel=False)
-                    outcome = Outcome(
-                        outcome.status,
-                        retry.rows + _failure_rows(outcome.status, outcome.message),
-                        retry.info,
-                        outcome.message,
-                    )
-            self.results.put(("result", self.gpu, shape, outcome))
-        if self.worker is not None:
-            self.worker.stop()
-            self.worker = None
+            self.results.put(("result", self.gpu, shape, self.measurer.measure(shape)))
+        self.measurer.close()
 
-    def _ensure_worker(self) -> Worker:
-        if self.worker is None or self.worker.proc.poll() is not None:
-            if self.worker is not None:
-                self.worker.stop(kill=True)
-            self.worker, self.info = start_worker(self.gpu, self.plan.worker)
-        return self.worker
-
-    def _run(self, shape: Shape, with_kernel: bool) -> Outcome:
-        try:
-            worker = self._ensure_worker()
-        except NoGPUError as exc:
-            return Outcome("error", message=str(exc))
-        worker.send(job_for(self.plan, shape, with_kernel))
-        deadline = time.monotonic() + self.plan.timeout_s
-        while True:
-            remaining = deadline - time.monotonic()
-            try:
-                message = worker.receive(max(remaining, 0.01))
-            except queue.Empty:
-                worker.stop(kill=True)
-                self.worker = None
-                return Outcome(
-                    "timeout", message=f"no result within {self.plan.timeout_s:.0f} s (hang?); worker killed"
-                )
-            if message is None:
-                tail = worker.log_tail()
-                worker.stop(kill=True)
-                self.worker = None
-                return Outcome("crashed", message=f"worker died: {tail or 'no message'}")
-            op = message.get("op")
-            if op == "progress":
-                self.results.put(("phase", self.gpu, shape, message.get("phase", "")))
-            elif op == "result":
-                result = Result.from_message(message)
-                if result.info.get("retire"):  # it kept device memory: the next job gets a fresh one
-                    worker.stop()
-                    self.worker = None
-                return Outcome("done", result.rows, result.info, "", result.audit)
-            elif op == "error":
-                if message.get("status") == "crashed":
-                    worker.stop(kill=True)
-                    self.worker = None
-                return Outcome(message.get("status", "error"), message=message.get("message", ""))
+    def kill(self) -> None:
+        self.measurer.close(kill=True)
 
 
 StoreOpener = Callable[[], Store]
@@ -377,8 +205,20 @@ def run_plan(
         plan.settings = ProtocolSettings.from_record(resume[1]["protocol"])
         plan.l2 = resume[1].get("l2", plan.l2)
     record = recorder or functools.partial(record_result, l2=plan.l2)
-    first = start_worker(plan.gpus[0], plan.worker)
-    info = first[1]
+    client, first, slots = None, None, 0
+    if plan.cluster:
+        from cuda_l2_explorer.importer.cluster import connect
+        from cuda_l2_explorer.importer.harness.cluster_lane import cluster_gpu_info
+
+        client = connect(plan.cluster)
+        try:
+            info, slots = cluster_gpu_info(client, plan)
+        except BaseException:
+            client.close()
+            raise
+    else:
+        first = start_worker(plan.gpus[0], plan.worker)
+        info = first[1]
     with open_store() as store:
         if resume is None:
             run_id = create_run(store, plan, info, command_line)
@@ -404,7 +244,14 @@ def run_plan(
         jobs.put(shape)
     results: queue.Queue = queue.Queue()
     stop = threading.Event()
-    lanes = [_GpuLane(g, plan, jobs, results, first if g == plan.gpus[0] else None, stop) for g in plan.gpus]
+    if client is not None:
+        from cuda_l2_explorer.importer.harness.cluster_lane import ClusterLane
+
+        lanes: list = [ClusterLane(client, plan, jobs, results, stop, slots)]
+    else:
+        lanes = [
+            _GpuLane(g, plan, jobs, results, first if g == plan.gpus[0] else None, stop) for g in plan.gpus
+        ]
     for lane in lanes:
         lane.start()
     counts = {"done": 0, "crashed": 0, "timeout": 0, "compile_error": 0, "error": 0}
@@ -446,10 +293,11 @@ def run_plan(
         status = "interrupted"
         stop.set()
         for lane in lanes:
-            if lane.worker is not None:
-                lane.worker.stop(kill=True)
+            lane.kill()
         raise
     finally:
+        if client is not None:
+            client.close()
         clock_end = None
         try:
             clock_end = nvidia_smi().get("clock_sm_mhz")
@@ -471,7 +319,14 @@ def run_plan(
         "autotune_reused": sum(1 for s in pending if s in plan.lt_choices),
         "gpu": gpu_label(info["gpu_name"]),
         "gpu_name": info["gpu_name"],
+        **(_cluster_summary(lanes[0]) if client is not None else {}),
     }
+
+
+def _cluster_summary(lane) -> dict:
+    """The cluster's share: its GPU workers, and the seconds its tasks spent measuring (a task's
+    own time; the run's wall time x workers minus this is what scheduling and transfer cost)."""
+    return {"cluster_workers": lane.slots, "cluster_task_seconds": round(lane.task_seconds, 3)}
 
 
 def command_line_of(argv: Sequence[str]) -> str:

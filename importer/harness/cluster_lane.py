@@ -1,0 +1,163 @@
+"""A run's configs measured on the GPU workers of an existing Dask cluster (``bench --cluster``).
+
+One Dask worker per GPU, as dask-cuda runs them, each declaring the resource ``GPU=1``
+(``dask worker tcp://HOST:8786 --nthreads 1 --resources GPU=1``, its CUDA_VISIBLE_DEVICES set to
+its GPU). A task measures one config through the same isolated worker process a local run uses
+(:class:`measurer.ConfigMeasurer`), kept alive in the Dask worker between tasks, and returns the
+outcome as a value: the driver stays the store's only writer. A Dask worker that dies takes its
+running config with it and the scheduler gives that config to another worker; a config that
+failed on every try (Dask's ``allowed-failures``) is recorded as an error and the run goes on.
+
+The kernels a plan names (our library's ``.so``, an imported set's built modules) must be at the
+same path on every worker: one host, or a shared file system.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import queue
+import threading
+import time
+from typing import Any
+
+from cuda_l2_explorer.db.errors import UsageError
+from cuda_l2_explorer.db.shapes import Shape
+from cuda_l2_explorer.importer.harness.device import gpu_label
+from cuda_l2_explorer.importer.harness.measurer import ConfigMeasurer, Outcome
+from cuda_l2_explorer.importer.harness.plan import BenchPlan
+
+GPU_RESOURCE = "GPU"
+
+# In a Dask worker process: the measurer of the plan its tasks belong to (one at a time).
+_measurers: dict[str, ConfigMeasurer] = {}
+_lock = threading.Lock()
+
+
+def _plan_key(plan: BenchPlan) -> str:
+    return hashlib.sha256(json.dumps(plan.params(), sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _measurer(plan: BenchPlan) -> ConfigMeasurer:
+    key = _plan_key(plan)
+    if key not in _measurers:
+        for old in _measurers.values():
+            old.close()
+        _measurers.clear()
+        _measurers[key] = ConfigMeasurer(0, plan)  # GPU 0 of this Dask worker's visible ones
+    return _measurers[key]
+
+
+def _this_worker() -> str:
+    from distributed import get_worker
+
+    worker = get_worker()
+    return str(worker.name or worker.address)
+
+
+def measure_task(plan: BenchPlan, shape: Shape) -> Outcome:
+    """Runs on a Dask worker: one config, timed there; the outcome says which worker and how long."""
+    with _lock:
+        started = time.monotonic()
+        outcome = _measurer(plan).measure(shape)
+    outcome.info = {
+        **outcome.info,
+        "cluster_worker": _this_worker(),
+        "task_seconds": time.monotonic() - started,
+    }
+    return outcome
+
+
+def probe_task(plan: BenchPlan) -> dict:
+    """Runs on a Dask worker: its harness worker's hello (the GPU it measures on)."""
+    with _lock:
+        measurer = _measurer(plan)
+        measurer.ensure_worker()
+        return dict(measurer.info or {})
+
+
+def gpu_workers(client: Any) -> list[str]:
+    """Addresses of the cluster's workers that declare a GPU."""
+    workers = client.scheduler_info()["workers"]
+    return sorted(a for a, w in workers.items() if w.get("resources", {}).get(GPU_RESOURCE))
+
+
+def cluster_gpu_info(client: Any, plan: BenchPlan) -> tuple[dict, int]:
+    """(the device info every GPU worker reports, how many there are). A run is measured on one
+    GPU type: a cluster whose workers hold several is refused, naming them."""
+    addresses = gpu_workers(client)
+    if not addresses:
+        raise UsageError(
+            f"no worker of the cluster declares a GPU: start them with --resources {GPU_RESOURCE}=1 "
+            "(one worker per GPU, --nthreads 1)"
+        )
+    infos = client.run(probe_task, plan, workers=addresses)
+    labels = {address: gpu_label(info["gpu_name"]) for address, info in infos.items()}
+    if len(set(labels.values())) > 1:
+        listing = ", ".join(f"{a} {label}" for a, label in sorted(labels.items()))
+        raise UsageError(
+            f"the cluster's GPU workers hold more than one GPU type ({listing}): one run is one type"
+        )
+    return next(iter(infos.values())), len(addresses)
+
+
+class ClusterLane(threading.Thread):
+    """Feeds configs to the cluster, one in flight per GPU worker, so that a stop (the time budget)
+    leaves only the configs in flight to finish; reports outcomes on ``results`` as they arrive,
+    under a lane index per Dask worker (its ``gpu_index`` in the store)."""
+
+    def __init__(
+        self,
+        client: Any,
+        plan: BenchPlan,
+        jobs: queue.Queue,
+        results: queue.Queue,
+        stop: threading.Event,
+        slots: int,
+    ) -> None:
+        super().__init__(daemon=True)
+        self.client, self.plan, self.jobs, self.results, self.stop_event = client, plan, jobs, results, stop
+        self.slots = max(1, slots)
+        self.lanes: dict[str, int] = {}
+        self.futures: dict[str, tuple[Any, Shape]] = {}
+        self.task_seconds = 0.0
+
+    def run(self) -> None:
+        from distributed import as_completed
+
+        plan_data = self.client.scatter(self.plan, broadcast=True, hash=False)
+        arriving = as_completed([], loop=self.client.loop)
+        for _ in range(self.slots):
+            self._submit(plan_data, arriving)
+        for future in arriving:
+            _, shape = self.futures.pop(future.key)
+            try:
+                outcome = future.result()
+            except Exception as exc:  # every try failed (workers died): the config, not the run
+                outcome = Outcome("error", message=f"the cluster could not measure it: {exc}"[:2000])
+            worker = str(outcome.info.get("cluster_worker", "?"))
+            lane = self.lanes.setdefault(worker, len(self.lanes))
+            self.task_seconds += outcome.info.get("task_seconds", 0.0)
+            self.results.put(("phase", lane, shape, f"on {worker}"))
+            self.results.put(("result", lane, shape, outcome))
+            if not self.stop_event.is_set():
+                self._submit(plan_data, arriving)
+
+    def _submit(self, plan_data: Any, arriving: Any) -> None:
+        try:
+            shape = self.jobs.get_nowait()
+        except queue.Empty:
+            return
+        future = self.client.submit(
+            measure_task,
+            plan_data,
+            shape,
+            resources={GPU_RESOURCE: 1},
+            pure=False,
+            key=f"bench-{shape}-{id(self)}",
+        )
+        self.futures[future.key] = (future, shape)
+        arriving.add(future)
+
+    def kill(self) -> None:
+        self.client.cancel([future for future, _ in self.futures.values()])
