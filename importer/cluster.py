@@ -12,6 +12,8 @@ dies takes its running tasks with it and the scheduler runs them again on anothe
 
 from __future__ import annotations
 
+import logging
+import os
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -59,6 +61,37 @@ def client_for(address: str | None) -> Iterator[Any]:
         yield client
     finally:
         client.close()
+
+
+@contextmanager
+def local_gpu_cluster(gpus: Sequence[int], timeout_s: float = 120.0) -> Iterator[Any]:
+    """A client of a Dask cluster on this machine with one worker process per GPU of ``gpus``
+    (indices into the visible GPUs), as dask-cuda's LocalCUDACluster runs them: CUDA_VISIBLE_DEVICES
+    set to its GPU, one thread, the resource ``GPU=1``, named by the GPU's index. ``--gpus`` with
+    several GPUs runs on it, so one host and many take the same path."""
+    try:
+        from distributed import Client, Nanny, Scheduler, SpecCluster
+    except ImportError as exc:
+        raise ClusterError(
+            "several GPUs run as a local Dask cluster: pip install 'cuda-l2-explorer[cluster]'"
+        ) from exc
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    devices = visible.split(",") if visible else [str(g) for g in range(max(gpus) + 1)]
+    workers = {
+        str(g): {
+            "cls": Nanny,
+            "options": {"nthreads": 1, "resources": {"GPU": 1}, "env": {"CUDA_VISIBLE_DEVICES": devices[g]}},
+        }
+        for g in gpus
+    }
+    scheduler = {"cls": Scheduler, "options": {"host": "127.0.0.1", "dashboard_address": None}}
+    with SpecCluster(scheduler=scheduler, workers=workers, silence_logs=logging.ERROR) as cluster:
+        client = Client(cluster, set_as_default=False)
+        try:
+            client.wait_for_workers(len(gpus), timeout=timeout_s)
+            yield client
+        finally:
+            client.close()
 
 
 def map_unordered(

@@ -1,4 +1,5 @@
-"""A run's configs measured on the GPU workers of an existing Dask cluster (``bench --cluster``).
+"""A run's configs measured on the GPU workers of a Dask cluster: an existing one (``bench --cluster``),
+or one started on this host with a worker per GPU (``--gpus`` with several).
 
 One Dask worker per GPU, as dask-cuda runs them, each declaring the resource ``GPU=1``
 (``dask worker tcp://HOST:8786 --nthreads 1 --resources GPU=1``, its CUDA_VISIBLE_DEVICES set to
@@ -76,6 +77,14 @@ def probe_task(plan: BenchPlan) -> dict:
         return dict(measurer.info or {})
 
 
+def open_cluster(plan: BenchPlan):
+    """The client a run measures through, for a ``with``: the cluster at ``plan.cluster``, else a
+    local one with a worker per GPU of ``plan.gpus``."""
+    from cuda_l2_explorer.importer.cluster import client_for, local_gpu_cluster
+
+    return client_for(plan.cluster) if plan.cluster else local_gpu_cluster(plan.gpus)
+
+
 def gpu_workers(client: Any) -> list[str]:
     """Addresses of the cluster's workers that declare a GPU."""
     workers = client.scheduler_info()["workers"]
@@ -136,7 +145,8 @@ class ClusterLane(threading.Thread):
             except Exception as exc:  # every try failed (workers died): the config, not the run
                 outcome = Outcome("error", message=f"the cluster could not measure it: {exc}"[:2000])
             worker = str(outcome.info.get("cluster_worker", "?"))
-            lane = self.lanes.setdefault(worker, len(self.lanes))
+            # A local cluster's workers are named by their GPU's index: it is their lane.
+            lane = self.lanes.setdefault(worker, int(worker) if worker.isdigit() else len(self.lanes))
             self.task_seconds += outcome.info.get("task_seconds", 0.0)
             self.results.put(("phase", lane, shape, f"on {worker}"))
             self.results.put(("result", lane, shape, outcome))

@@ -2,15 +2,18 @@
 
 The parent process owns the store (DuckDB allows one writer) and never touches the GPU itself:
 each GPU gets a worker process (the plan's worker module, by default ``harness.worker``) fed
-one config at a time. A config whose worker crashes or hangs is recorded as ``crashed`` /
-``timeout`` and retried once without the kernel, so its baselines still land; the run continues
-in a fresh worker. Every finished config is committed in one transaction together with its
-``run_configs`` row, so ``--resume`` redoes exactly what is missing, without duplicates, after
-Ctrl-C, kill -9 or a lost machine.
+one config at a time, by a lane in this process for one GPU, by a Dask worker per GPU for
+several (a local cluster) or for ``plan.cluster`` (an existing one: harness.cluster_lane). A
+config whose worker crashes or hangs is recorded as ``crashed`` / ``timeout`` and retried once
+without the kernel, so its baselines still land; the run continues in a fresh worker. Every
+finished config is committed in one transaction together with its ``run_configs`` row, so
+``--resume`` redoes exactly what is missing, without duplicates, after Ctrl-C, kill -9 or a
+lost machine.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import queue
@@ -206,15 +209,15 @@ def run_plan(
         plan.l2 = resume[1].get("l2", plan.l2)
     record = recorder or functools.partial(record_result, l2=plan.l2)
     client, first, slots = None, None, 0
-    if plan.cluster:
-        from cuda_l2_explorer.importer.cluster import connect
-        from cuda_l2_explorer.importer.harness.cluster_lane import cluster_gpu_info
+    cluster = contextlib.ExitStack()
+    if plan.cluster or len(plan.gpus) > 1:  # several GPUs: a local cluster, one worker per GPU
+        from cuda_l2_explorer.importer.harness.cluster_lane import cluster_gpu_info, open_cluster
 
-        client = connect(plan.cluster)
         try:
+            client = cluster.enter_context(open_cluster(plan))
             info, slots = cluster_gpu_info(client, plan)
         except BaseException:
-            client.close()
+            cluster.close()
             raise
     else:
         first = start_worker(plan.gpus[0], plan.worker)
@@ -249,9 +252,7 @@ def run_plan(
 
         lanes: list = [ClusterLane(client, plan, jobs, results, stop, slots)]
     else:
-        lanes = [
-            _GpuLane(g, plan, jobs, results, first if g == plan.gpus[0] else None, stop) for g in plan.gpus
-        ]
+        lanes = [_GpuLane(plan.gpus[0], plan, jobs, results, first, stop)]
     for lane in lanes:
         lane.start()
     counts = {"done": 0, "crashed": 0, "timeout": 0, "compile_error": 0, "error": 0}
@@ -296,8 +297,7 @@ def run_plan(
             lane.kill()
         raise
     finally:
-        if client is not None:
-            client.close()
+        cluster.close()
         clock_end = None
         try:
             clock_end = nvidia_smi().get("clock_sm_mhz")
