@@ -52,7 +52,10 @@ def test_a_run_on_the_cluster_survives_a_killed_gpu_worker(dask_cluster, db_path
     shapes = [Shape(64 * i, 64, 64) for i in range(1, 9)]
     _with_set(db_path)
 
+    shown: list[str] = []
+
     def progress(p: runner.Progress) -> None:
+        shown.append(p.current)
         if p.done >= 2 and workers[0].poll() is None:
             os.killpg(workers[0].pid, signal.SIGKILL)  # while the other worker has one in flight
 
@@ -74,6 +77,8 @@ def test_a_run_on_the_cluster_survives_a_killed_gpu_worker(dask_cluster, db_path
     by_worker = [json.loads(d)["cluster_worker"] for _, _, d in rows]
     assert set(by_worker) == {"w0", "w1"} and by_worker.count("w1") > by_worker.count("w0")
     assert params["cluster"] == address
+    # Per-worker progress, live: each worker's phases reach the driver's progress line.
+    assert any("w0: measuring" in line for line in shown) and any("w1: measuring" in line for line in shown)
 
 
 def test_a_cluster_without_gpu_workers_is_refused(dask_cluster, db_path):

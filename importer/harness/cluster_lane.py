@@ -29,6 +29,9 @@ from cuda_l2_explorer.importer.harness.measurer import ConfigMeasurer, Outcome
 from cuda_l2_explorer.importer.harness.plan import BenchPlan
 
 GPU_RESOURCE = "GPU"
+# The workers publish each config's phases under this topic; the driver's lane subscribes, so the
+# progress line shows what every GPU worker is doing, live.
+PROGRESS_TOPIC = "cuda-l2-explorer-progress"
 
 # In a Dask worker process: the measurer of the plan its tasks belong to (one at a time).
 _measurers: dict[str, ConfigMeasurer] = {}
@@ -45,8 +48,17 @@ def _measurer(plan: BenchPlan) -> ConfigMeasurer:
         for old in _measurers.values():
             old.close()
         _measurers.clear()
-        _measurers[key] = ConfigMeasurer(0, plan)  # GPU 0 of this Dask worker's visible ones
+        _measurers[key] = ConfigMeasurer(
+            0, plan, on_phase=_publish_phase
+        )  # GPU 0 of this worker's visible ones
     return _measurers[key]
+
+
+def _publish_phase(shape: Shape, phase: str) -> None:
+    from distributed import get_worker
+
+    # (The scheduler stamps a dict event with "worker", the address: ours is "name".)
+    get_worker().log_event(PROGRESS_TOPIC, {"name": _this_worker(), "shape": str(shape), "phase": phase})
 
 
 def _this_worker() -> str:
@@ -135,9 +147,31 @@ class ClusterLane(threading.Thread):
         from distributed import as_completed
 
         plan_data = self.client.scatter(self.plan, broadcast=True, hash=False)
+        self.client.subscribe_topic(PROGRESS_TOPIC, self._on_phase)
         arriving = as_completed([], loop=self.client.loop)
         for _ in range(self.slots):
             self._submit(plan_data, arriving)
+        try:
+            self._collect(plan_data, arriving)
+        finally:
+            self.client.unsubscribe_topic(PROGRESS_TOPIC)
+
+    def _lane(self, worker: str) -> int:
+        # A local cluster's workers are named by their GPU's index: it is their lane.
+        return self.lanes.setdefault(worker, int(worker) if worker.isdigit() else len(self.lanes))
+
+    def _on_phase(self, event: tuple[float, dict]) -> None:
+        message = event[1]
+        self.results.put(
+            (
+                "phase",
+                self._lane(message["name"]),
+                message["shape"],
+                f"{message['name']}: {message['phase']}",
+            )
+        )
+
+    def _collect(self, plan_data: Any, arriving: Any) -> None:
         for future in arriving:
             _, shape = self.futures.pop(future.key)
             try:
@@ -145,10 +179,9 @@ class ClusterLane(threading.Thread):
             except Exception as exc:  # every try failed (workers died): the config, not the run
                 outcome = Outcome("error", message=f"the cluster could not measure it: {exc}"[:2000])
             worker = str(outcome.info.get("cluster_worker", "?"))
-            # A local cluster's workers are named by their GPU's index: it is their lane.
-            lane = self.lanes.setdefault(worker, int(worker) if worker.isdigit() else len(self.lanes))
+            lane = self._lane(worker)
             self.task_seconds += outcome.info.get("task_seconds", 0.0)
-            self.results.put(("phase", lane, shape, f"on {worker}"))
+            self.results.put(("phase", lane, shape, f"{worker}: done"))
             self.results.put(("result", lane, shape, outcome))
             if not self.stop_event.is_set():
                 self._submit(plan_data, arriving)
