@@ -297,6 +297,24 @@ async def test_live_bench_without_a_gpu_says_so(app_db):
         assert len(app.selections) == 3
 
 
+async def test_live_bench_on_a_cluster_that_does_not_answer_says_so(app_db):
+    """The Bench pane targets a Dask cluster when given one: the run goes there (no local GPU
+    needed), and a scheduler that does not answer is the run's message (exit 5)."""
+    app = ExplorerApp(app_db, with_bundled=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await _ready(pilot)
+        await pilot.press("7")
+        app.query_one("#bench-mnk").value = "64_64_64"
+        app.query_one("#bench-cluster").value = "tcp://127.0.0.1:9"
+        await pilot.click("#bench-run")
+        for _ in range(300):
+            await pilot.pause(0.1)
+            if app.bench_process is None and not app.query_one("#bench-run").disabled:
+                break
+        status = str(app.query_one("#bench-status").render())
+        assert "exit 5" in status and "no Dask scheduler answered at tcp://127.0.0.1:9" in status
+
+
 async def test_empty_and_broken_stores_show_a_message(tmp_path):
     for path, words in ((tmp_path / "empty.duckdb", "no speedups"), (tmp_path / "bad.duckdb", "corrupt")):
         if "bad" in path.name:

@@ -1,4 +1,5 @@
-"""Live benchmark: runs ``cuda-l2-explorer bench`` in a subprocess on the local GPU.
+"""Live benchmark: runs ``cuda-l2-explorer bench`` in a subprocess, on the local GPU or on the
+GPU workers of the Dask cluster it names.
 
 The pane builds the command; the app runs it (releasing its read-only hold on the store, since
 DuckDB allows one writer) and feeds progress back. Esc cancels: the run is marked interrupted and
@@ -21,6 +22,7 @@ class BenchPane(Vertical):
     BenchPane #bench-form { height: 3; }
     BenchPane #bench-set { width: 2fr; }
     BenchPane #bench-mnk { width: 2fr; }
+    BenchPane #bench-cluster { width: 2fr; }
     BenchPane #bench-mode { width: 16; }
     BenchPane #bench-status { height: auto; padding: 0 1; }
     BenchPane Log { height: 1fr; border: round $panel; }
@@ -35,6 +37,7 @@ class BenchPane(Vertical):
         with Horizontal(id="bench-form"):
             yield Input(placeholder="kernel set folder (SPEC §4 layout)", id="bench-set")
             yield Input(placeholder="configs: 64_64_64,4096_4096_4096", id="bench-mnk")
+            yield Input(placeholder="Dask cluster tcp://HOST:8786 (optional)", id="bench-cluster")
             yield Select(
                 [("offline", "offline"), ("server", "server")],
                 value="offline",
@@ -42,7 +45,10 @@ class BenchPane(Vertical):
                 id="bench-mode",
             )
             yield Button("Run", id="bench-run", variant="primary")
-        yield Static("Measures on this machine's GPU; Esc cancels a run.", id="bench-status")
+        yield Static(
+            "Measures on this machine's GPU, or on a Dask cluster's GPU workers; Esc cancels a run.",
+            id="bench-status",
+        )
         yield ProgressBar(id="bench-progress", show_eta=True)
         yield Log(id="bench-log", highlight=False)
 
@@ -74,6 +80,9 @@ class BenchPane(Vertical):
         ]
         if set_dir:
             args += ["--set", set_dir]
+        cluster = self.query_one("#bench-cluster", Input).value.strip()
+        if cluster:
+            args += ["--cluster", cluster]
         self.post_message(self.Start(args))
 
     def running(self, on: bool) -> None:
