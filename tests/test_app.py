@@ -278,18 +278,24 @@ async def test_export_table(app_db, tmp_path):
         assert any("exists" in n.message for n in app._notifications)
 
 
+async def _live_bench(pilot, app, cluster: str = "", waits: int = 100) -> str:
+    """Run 64_64_64 from the Bench pane (on ``cluster`` when given); the status line once it ends."""
+    await pilot.press("7")
+    app.query_one("#bench-mnk").value = "64_64_64"
+    app.query_one("#bench-cluster").value = cluster
+    await pilot.click("#bench-run")
+    for _ in range(waits):
+        await pilot.pause(0.1)
+        if app.bench_process is None and not app.query_one("#bench-run").disabled:
+            break
+    return str(app.query_one("#bench-status").render())
+
+
 async def test_live_bench_without_a_gpu_says_so(app_db):
     app = ExplorerApp(app_db, with_bundled=False)
     async with app.run_test(size=SIZE) as pilot:
         await _ready(pilot)
-        await pilot.press("7")
-        app.query_one("#bench-mnk").value = "64_64_64"
-        await pilot.click("#bench-run")
-        for _ in range(100):
-            await pilot.pause(0.1)
-            if app.bench_process is None and not app.query_one("#bench-run").disabled:
-                break
-        status = str(app.query_one("#bench-status").render())
+        status = await _live_bench(pilot, app)
         assert "exit 7" in status and ("torch" in status or "GPU" in status)
         # the app let go of the store and reads it again afterwards
         await pilot.press("r")
@@ -303,15 +309,7 @@ async def test_live_bench_on_a_cluster_that_does_not_answer_says_so(app_db):
     app = ExplorerApp(app_db, with_bundled=False)
     async with app.run_test(size=SIZE) as pilot:
         await _ready(pilot)
-        await pilot.press("7")
-        app.query_one("#bench-mnk").value = "64_64_64"
-        app.query_one("#bench-cluster").value = "tcp://127.0.0.1:9"
-        await pilot.click("#bench-run")
-        for _ in range(300):
-            await pilot.pause(0.1)
-            if app.bench_process is None and not app.query_one("#bench-run").disabled:
-                break
-        status = str(app.query_one("#bench-status").render())
+        status = await _live_bench(pilot, app, cluster="tcp://127.0.0.1:9", waits=300)
         assert "exit 5" in status and "no Dask scheduler answered at tcp://127.0.0.1:9" in status
 
 
