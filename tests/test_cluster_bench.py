@@ -93,3 +93,12 @@ def test_gpus_and_cluster_do_not_go_together(cli, db_path):
         "--db", db_path, "bench", "--mnk", "64_64_64", "--gpus", "all", "--cluster", "tcp://127.0.0.1:9"
     )
     assert result.code == 2 and "--gpus and --cluster" in result.err
+
+
+def test_each_worker_gets_its_own_lane():
+    """A local cluster's workers are named by their GPU's index and keep it; other names take the
+    lowest index left, so two workers never share a gpu_index."""
+    from cuda_l2_explorer.importer.harness.cluster_lane import ClusterLane
+
+    lane = ClusterLane(None, None, None, None, None, slots=3)
+    assert [lane._lane(w) for w in ("1", "w0", "w1", "1", "0")] == [1, 0, 2, 1, 3]

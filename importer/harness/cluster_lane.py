@@ -48,9 +48,8 @@ def _measurer(plan: BenchPlan) -> ConfigMeasurer:
         for old in _measurers.values():
             old.close()
         _measurers.clear()
-        _measurers[key] = ConfigMeasurer(
-            0, plan, on_phase=_publish_phase
-        )  # GPU 0 of this worker's visible ones
+        # GPU 0 of this Dask worker's visible ones: it was started with CUDA_VISIBLE_DEVICES set.
+        _measurers[key] = ConfigMeasurer(0, plan, on_phase=_publish_phase)
     return _measurers[key]
 
 
@@ -157,8 +156,15 @@ class ClusterLane(threading.Thread):
             self.client.unsubscribe_topic(PROGRESS_TOPIC)
 
     def _lane(self, worker: str) -> int:
-        # A local cluster's workers are named by their GPU's index: it is their lane.
-        return self.lanes.setdefault(worker, int(worker) if worker.isdigit() else len(self.lanes))
+        # A local cluster's workers are named by their GPU's index: it is their lane. Other names
+        # (or an index already taken) get the lowest index no worker has.
+        if worker not in self.lanes:
+            taken = set(self.lanes.values())
+            wanted = int(worker) if worker.isdigit() else -1
+            self.lanes[worker] = (
+                wanted if wanted >= 0 and wanted not in taken else min(set(range(len(taken) + 1)) - taken)
+            )
+        return self.lanes[worker]
 
     def _on_phase(self, event: tuple[float, dict]) -> None:
         message = event[1]
