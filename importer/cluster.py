@@ -13,7 +13,6 @@ dies takes its running tasks with it and the scheduler runs them again on anothe
 from __future__ import annotations
 
 import logging
-import os
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -22,20 +21,29 @@ from typing import Any
 from cuda_l2_explorer.db.errors import IOFailure
 
 CONNECT_TIMEOUT_S = 10.0
+# The worker resource a GPU worker declares (dask worker ... --resources GPU=1); GPU tasks ask for it.
+GPU_RESOURCE = "GPU"
 
 
 class ClusterError(IOFailure):
     """The cluster cannot be used (Dask missing, no scheduler at the address): exit 5."""
 
 
-def connect(address: str, timeout_s: float = CONNECT_TIMEOUT_S) -> Any:
-    """A ``distributed.Client`` of the scheduler at ``address``, with at least one worker."""
+def _distributed() -> Any:
+    """Dask's distributed package, imported only when a cluster is asked for."""
     try:
-        from distributed import Client
+        import distributed
     except ImportError as exc:
         raise ClusterError(
-            "--cluster needs Dask's distributed package: pip install 'cuda-l2-explorer[cluster]'"
+            "a Dask cluster (--cluster, or --gpus with several GPUs) needs Dask's distributed "
+            "package: pip install 'cuda-l2-explorer[cluster]'"
         ) from exc
+    return distributed
+
+
+def connect(address: str, timeout_s: float = CONNECT_TIMEOUT_S) -> Any:
+    """A ``distributed.Client`` of the scheduler at ``address``, with at least one worker."""
+    Client = _distributed().Client
     try:
         client = Client(address, timeout=timeout_s, set_as_default=False)
     except (OSError, TimeoutError) as exc:
@@ -69,24 +77,23 @@ def local_gpu_cluster(gpus: Sequence[int], timeout_s: float = 120.0) -> Iterator
     (indices into the visible GPUs), as dask-cuda's LocalCUDACluster runs them: CUDA_VISIBLE_DEVICES
     set to its GPU, one thread, the resource ``GPU=1``, named by the GPU's index. ``--gpus`` with
     several GPUs runs on it, so one host and many take the same path."""
-    try:
-        from distributed import Client, Nanny, Scheduler, SpecCluster
-    except ImportError as exc:
-        raise ClusterError(
-            "several GPUs run as a local Dask cluster: pip install 'cuda-l2-explorer[cluster]'"
-        ) from exc
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-    devices = visible.split(",") if visible else [str(g) for g in range(max(gpus) + 1)]
+    from cuda_l2_explorer.importer.harness.device import visible_device
+
+    dask = _distributed()
     workers = {
         str(g): {
-            "cls": Nanny,
-            "options": {"nthreads": 1, "resources": {"GPU": 1}, "env": {"CUDA_VISIBLE_DEVICES": devices[g]}},
+            "cls": dask.Nanny,
+            "options": {
+                "nthreads": 1,
+                "resources": {GPU_RESOURCE: 1},
+                "env": {"CUDA_VISIBLE_DEVICES": visible_device(g)},
+            },
         }
         for g in gpus
     }
-    scheduler = {"cls": Scheduler, "options": {"host": "127.0.0.1", "dashboard_address": None}}
-    with SpecCluster(scheduler=scheduler, workers=workers, silence_logs=logging.ERROR) as cluster:
-        client = Client(cluster, set_as_default=False)
+    scheduler = {"cls": dask.Scheduler, "options": {"host": "127.0.0.1", "dashboard_address": None}}
+    with dask.SpecCluster(scheduler=scheduler, workers=workers, silence_logs=logging.ERROR) as cluster:
+        client = dask.Client(cluster, set_as_default=False)
         try:
             client.wait_for_workers(len(gpus), timeout=timeout_s)
             yield client

@@ -100,5 +100,5 @@ def test_each_worker_gets_its_own_lane():
     lowest index left, so two workers never share a gpu_index."""
     from cuda_l2_explorer.importer.harness.cluster_lane import ClusterLane
 
-    lane = ClusterLane(None, None, None, None, None, slots=3)
+    lane = ClusterLane(None, _plan([Shape(64, 64, 64)], "tcp://127.0.0.1:9"), None, None, None, slots=3)
     assert [lane._lane(w) for w in ("1", "w0", "w1", "1", "0")] == [1, 0, 2, 1, 3]

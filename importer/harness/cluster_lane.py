@@ -24,11 +24,11 @@ from typing import Any
 
 from cuda_l2_explorer.db.errors import UsageError
 from cuda_l2_explorer.db.shapes import Shape
+from cuda_l2_explorer.importer.cluster import GPU_RESOURCE
 from cuda_l2_explorer.importer.harness.device import gpu_label
 from cuda_l2_explorer.importer.harness.measurer import ConfigMeasurer, Outcome
 from cuda_l2_explorer.importer.harness.plan import BenchPlan
 
-GPU_RESOURCE = "GPU"
 # The workers publish each config's phases under this topic; the driver's lane subscribes, so the
 # progress line shows what every GPU worker is doing, live.
 PROGRESS_TOPIC = "cuda-l2-explorer-progress"
@@ -38,12 +38,12 @@ _measurers: dict[str, ConfigMeasurer] = {}
 _lock = threading.Lock()
 
 
-def _plan_key(plan: BenchPlan) -> str:
+def plan_key(plan: BenchPlan) -> str:
+    """Names a plan across processes (the driver computes it once a run; tasks carry it)."""
     return hashlib.sha256(json.dumps(plan.params(), sort_keys=True, default=str).encode()).hexdigest()
 
 
-def _measurer(plan: BenchPlan) -> ConfigMeasurer:
-    key = _plan_key(plan)
+def _measurer(plan: BenchPlan, key: str) -> ConfigMeasurer:
     if key not in _measurers:
         for old in _measurers.values():
             old.close()
@@ -67,11 +67,11 @@ def _this_worker() -> str:
     return str(worker.name or worker.address)
 
 
-def measure_task(plan: BenchPlan, shape: Shape) -> Outcome:
+def measure_task(plan: BenchPlan, key: str, shape: Shape) -> Outcome:
     """Runs on a Dask worker: one config, timed there; the outcome says which worker and how long."""
     with _lock:
         started = time.monotonic()
-        outcome = _measurer(plan).measure(shape)
+        outcome = _measurer(plan, key).measure(shape)
     outcome.info = {
         **outcome.info,
         "cluster_worker": _this_worker(),
@@ -80,10 +80,10 @@ def measure_task(plan: BenchPlan, shape: Shape) -> Outcome:
     return outcome
 
 
-def probe_task(plan: BenchPlan) -> dict:
+def probe_task(plan: BenchPlan, key: str) -> dict:
     """Runs on a Dask worker: its harness worker's hello (the GPU it measures on)."""
     with _lock:
-        measurer = _measurer(plan)
+        measurer = _measurer(plan, key)
         measurer.ensure_worker()
         return dict(measurer.info or {})
 
@@ -111,7 +111,7 @@ def cluster_gpu_info(client: Any, plan: BenchPlan) -> tuple[dict, int]:
             f"no worker of the cluster declares a GPU: start them with --resources {GPU_RESOURCE}=1 "
             "(one worker per GPU, --nthreads 1)"
         )
-    infos = client.run(probe_task, plan, workers=addresses)
+    infos = client.run(probe_task, plan, plan_key(plan), workers=addresses)
     labels = {address: gpu_label(info["gpu_name"]) for address, info in infos.items()}
     if len(set(labels.values())) > 1:
         listing = ", ".join(f"{a} {label}" for a, label in sorted(labels.items()))
@@ -138,6 +138,7 @@ class ClusterLane(threading.Thread):
         super().__init__(daemon=True)
         self.client, self.plan, self.jobs, self.results, self.stop_event = client, plan, jobs, results, stop
         self.slots = max(1, slots)
+        self.plan_key = plan_key(plan)
         self.lanes: dict[str, int] = {}
         self.futures: dict[str, tuple[Any, Shape]] = {}
         self.task_seconds = 0.0
@@ -200,6 +201,7 @@ class ClusterLane(threading.Thread):
         future = self.client.submit(
             measure_task,
             plan_data,
+            self.plan_key,
             shape,
             resources={GPU_RESOURCE: 1},
             pure=False,
@@ -210,3 +212,8 @@ class ClusterLane(threading.Thread):
 
     def kill(self) -> None:
         self.client.cancel([future for future, _ in self.futures.values()])
+
+    def summary(self) -> dict:
+        """The cluster's share of the run: its GPU workers, and the seconds its tasks spent
+        measuring (the run's wall time x workers minus this is what scheduling and transfer cost)."""
+        return {"cluster_workers": self.slots, "cluster_task_seconds": round(self.task_seconds, 3)}

@@ -68,9 +68,16 @@ def device_info() -> dict:
     return info
 
 
+def visible_device(index: int) -> str:
+    """The CUDA_VISIBLE_DEVICES entry of this process's ``index``-th GPU (the index itself when the
+    variable is unset): what a child process gets to see that GPU alone."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    return visible.split(",")[index] if visible else str(index)
+
+
 def nvidia_smi() -> dict:
     """Driver and current clocks of the worker's GPU (empty when nvidia-smi is absent)."""
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0] or "0"
+    visible = visible_device(0) or "0"
     try:
         out = subprocess.run(
             [

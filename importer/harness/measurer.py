@@ -20,6 +20,7 @@ from pathlib import Path
 
 from cuda_l2_explorer.db.errors import NoGPUError
 from cuda_l2_explorer.db.shapes import Shape
+from cuda_l2_explorer.importer.harness.device import visible_device
 from cuda_l2_explorer.importer.harness.messages import Result
 from cuda_l2_explorer.importer.harness.plan import WORKER_MODULE, BenchPlan, job_for
 
@@ -30,11 +31,7 @@ class Worker:
     def __init__(self, gpu: int, module: str = WORKER_MODULE) -> None:
         self.gpu = gpu
         env = dict(os.environ)
-        env["CUDA_VISIBLE_DEVICES"] = (
-            str(gpu)
-            if "CUDA_VISIBLE_DEVICES" not in os.environ
-            else (os.environ["CUDA_VISIBLE_DEVICES"].split(",")[gpu])
-        )
+        env["CUDA_VISIBLE_DEVICES"] = visible_device(gpu)
         env["PYTHONUNBUFFERED"] = "1"
         self.log = tempfile.NamedTemporaryFile(prefix=f"l2x-worker{gpu}-", suffix=".log", delete=False)
         # CUDA_L2_EXPLORER_WORKER names another worker script (the CPU tests' stand-in GPU).

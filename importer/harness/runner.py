@@ -179,6 +179,9 @@ class _GpuLane(threading.Thread):
     def kill(self) -> None:
         self.measurer.close(kill=True)
 
+    def summary(self) -> dict:
+        return {}
+
 
 StoreOpener = Callable[[], Store]
 
@@ -250,20 +253,19 @@ def run_plan(
     if client is not None:
         from cuda_l2_explorer.importer.harness.cluster_lane import ClusterLane
 
-        lanes: list = [ClusterLane(client, plan, jobs, results, stop, slots)]
+        lane: _GpuLane | ClusterLane = ClusterLane(client, plan, jobs, results, stop, slots)
     else:
-        lanes = [_GpuLane(plan.gpus[0], plan, jobs, results, first, stop)]
-    for lane in lanes:
-        lane.start()
+        lane = _GpuLane(plan.gpus[0], plan, jobs, results, first, stop)
+    lane.start()
     counts = {"done": 0, "crashed": 0, "timeout": 0, "compile_error": 0, "error": 0}
     started = time.monotonic()
     finished_here = 0
     current: dict[int, str] = {}
     status = "complete"
     try:
-        while any(lane.is_alive() for lane in lanes) or not results.empty():
+        while lane.is_alive() or not results.empty():
             if plan.time_budget_s is not None and time.monotonic() - started > plan.time_budget_s:
-                stop.set()  # lanes finish their config and start no other; the run stays resumable
+                stop.set()  # configs in flight finish, no other starts; the run stays resumable
             try:
                 kind, gpu, shape, payload = results.get(timeout=0.5)
             except queue.Empty:
@@ -293,8 +295,7 @@ def run_plan(
     except KeyboardInterrupt:
         status = "interrupted"
         stop.set()
-        for lane in lanes:
-            lane.kill()
+        lane.kill()
         raise
     finally:
         cluster.close()
@@ -319,14 +320,8 @@ def run_plan(
         "autotune_reused": sum(1 for s in pending if s in plan.lt_choices),
         "gpu": gpu_label(info["gpu_name"]),
         "gpu_name": info["gpu_name"],
-        **(_cluster_summary(lanes[0]) if client is not None else {}),
+        **lane.summary(),
     }
-
-
-def _cluster_summary(lane) -> dict:
-    """The cluster's share: its GPU workers, and the seconds its tasks spent measuring (a task's
-    own time; the run's wall time x workers minus this is what scheduling and transfer cost)."""
-    return {"cluster_workers": lane.slots, "cluster_task_seconds": round(lane.task_seconds, 3)}
 
 
 def command_line_of(argv: Sequence[str]) -> str:

@@ -46,9 +46,10 @@ from cuda_l2_explorer.importer.harness.protocol import (
 
 MAX_LT_CANDIDATES = 100
 # A worker's first config starts on a GPU that idled while the process started (clocks low): its
-# first implementation warms it this long, not just ``warmup_s``. In server mode nothing else
-# would: the H100 grid of 2026-11-24 had the first config of each fresh worker 9-13x slower in
-# isolated calls (64^3: 36-59 us against 4-5 us offline), the configs after it were not.
+# first implementation warms it this long, not just ``warmup_s``, so that it starts where the
+# configs after it do. (The first config's 9-13x isolated calls in the H100 server grid of
+# 2026-11-24 were not the clocks but the isolated call's hold, sized at the idle clock: fixed in
+# TorchBackend.isolated_call; with this warm-up alone 64^3 still measured 34.7 us.)
 WORKER_WARMUP_S = 1.0
 
 
