@@ -11,7 +11,15 @@ from cuda_l2_explorer.tuner import manifest as mf
 from cuda_l2_explorer.tuner.catalog import first_catalog
 from cuda_l2_explorer.tuner.native import DECOMPOSITION, Variant
 from cuda_l2_explorer.tuner.search import manifest_entries, record_search, run_search, search_plan
-from cuda_l2_explorer.tuner.search_space import candidates, kernel_class, predict, variants_for
+from cuda_l2_explorer.tuner.search_space import (
+    candidates,
+    clusters_fit,
+    gpc_sizes,
+    kernel_class,
+    predict,
+    variants_for,
+)
+from cuda_l2_explorer.tuner.wgmma import WgmmaConfig
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -45,6 +53,29 @@ def test_variants_follow_the_scheduler() -> None:
     assert all(v.decomposition == 0 for v in variants_for(256, 256, 8192, persistent, 132))
     many_tiles = variants_for(8192, 8192, 1024, persistent, 132)
     assert {v.raster for v in many_tiles} == {0, 1, 2}
+
+
+def test_clusters_that_fit_at_once_match_the_h100_measurement() -> None:
+    # cudaOccupancyMaxActiveClusters on an H100 80GB HBM3, one CTA per SM (cluster_occupancy.cu)
+    measured = {1: 132, 2: 66, 4: 30, 8: 15, 16: 7}
+    assert {size: clusters_fit(size, 132) for size in measured} == measured
+
+
+@given(st.integers(1, 400))
+def test_a_gpu_of_any_size_is_split_into_gpcs_that_hold_all_its_sms(sms: int) -> None:
+    gpcs = gpc_sizes(sms)
+    assert sum(gpcs) == sms and min(gpcs) >= 1
+    assert clusters_fit(1, sms) == sms
+
+
+def test_split_k_over_one_cluster_looks_at_split_counts_that_fill_one_wave() -> None:
+    # 512x512x12288 in 128x128 tiles: 16 tiles. 8 splits need 16 clusters of 8 where 15 fit (two
+    # waves); 6 splits make 16 clusters of 6, which fit at once (96 CTAs).
+    params = WgmmaConfig(128, 128, 64, 6).to_dict()
+    splits = {v.splits: v for v in variants_for(512, 512, 12288, params, 132)}
+    assert {5, 6} <= set(splits) and 7 not in splits
+    time = {s: predict(512, 512, 12288, params, v, 132, 3.35e12) for s, v in splits.items()}
+    assert time[6] < time[8] and time[6] < time[4]
 
 
 @given(st.sampled_from(sorted(KERNELS)), st.integers(1, 16384), st.integers(1, 2048), st.integers(1, 2048))

@@ -35,6 +35,13 @@ SWEEP_FAMILY = 8
 # against cuBLAS's 2.2).
 TINY_SWEEP_FAMILY = 16
 
+# How many SMs each GPC of a 132-SM H100 SXM holds, as far as clusters see them: a cluster's CTAs
+# share one GPC, so with one CTA per SM (every kernel of our split-K families) only 15 clusters of
+# 8 fit at once (120 SMs) and 7 of 16 (112): a launch of 16 clusters of 8 runs in two waves.
+# cudaOccupancyMaxActiveClusters on an H100 80GB HBM3, 2026-11-24, sizes 1-16
+# (benchmarks/tuner/cluster_occupancy): this layout gives every count measured.
+GPC_SMS_132 = (18, 18, 18, 18, 18, 16, 16, 10)
+
 
 @dataclass(frozen=True)
 class Candidate:
@@ -67,6 +74,30 @@ def user_tile(params: Mapping[str, Any]) -> tuple[int, int]:
     return (tn, tm) if params.get("swap_ab") else (tm, tn)
 
 
+def gpc_sizes(sms: int) -> tuple[int, ...]:
+    """SMs per GPC: the measured layout for 132 SMs, else ``sms`` spread over GPCs of ~16.5."""
+    if sms == sum(GPC_SMS_132):
+        return GPC_SMS_132
+    gpcs = max(1, round(sms / 16.5))
+    return tuple(sms // gpcs + (i < sms % gpcs) for i in range(gpcs))
+
+
+def clusters_fit(size: int, sms: int) -> int:
+    """Clusters of ``size`` CTAs, one CTA per SM, resident at once (each within one GPC)."""
+    return sum(g // size for g in gpc_sizes(sms))
+
+
+def cluster_slots(params: Mapping[str, Any], v: Variant, sms: int) -> int:
+    """CTAs of one wave: whole clusters only. Our split-K families make a tile's splits one
+    cluster; CUTLASS kernels have a fixed cluster shape."""
+    splits = v.splits if v.decomposition == DECOMPOSITION["splitk"] else 1
+    if not family_of(params).split_partials_in_memory:
+        size = splits
+    else:
+        size = int(params.get("cluster_m", 1)) * int(params.get("cluster_n", 1))
+    return max(1, clusters_fit(size, sms) * size)
+
+
 def tile_efficiency(rows: int, cols: int) -> float:
     """Fraction of the tensor peak a CTA of this tile sustains in the main loop (rough: small
     tiles re-read more of A and B per FLOP and hide less latency)."""
@@ -80,8 +111,7 @@ def predict(
     """Predicted device seconds of one call."""
     rows, cols = user_tile(params)
     tiles = math.ceil(m / rows) * math.ceil(n / cols)
-    cluster = int(params.get("cluster_m", 1)) * int(params.get("cluster_n", 1))
-    slots = max(1, (sms // cluster) * cluster)
+    slots = cluster_slots(params, v, sms)
     per_sm_flops = PEAK_FLOPS / sms * tile_efficiency(rows, cols)
     tile_s = 2.0 * rows * cols * k / per_sm_flops
     splits = v.splits if v.decomposition == DECOMPOSITION["splitk"] else 1
@@ -122,11 +152,17 @@ def variants_for(m: int, n: int, k: int, params: Mapping[str, Any], sms: int) ->
             if tiles * s <= 2 * sms and k_iters >= 2 * s
         ]
     elif DECOMPOSITION["splitk"] in family.decompositions(params) and tiles < sms:
-        out += [
-            Variant(decomposition=DECOMPOSITION["splitk"], splits=s)
-            for s in (2, 4, 8, 16)
-            if tiles * s <= 2 * sms and k_iters >= 2 * s
-        ]
+        splits = {s for s in (2, 4, 8, 16) if tiles * s <= 2 * sms and k_iters >= 2 * s}
+        if not family.split_partials_in_memory:
+            # A tile's splits are one cluster: any count up to max_splits, and the ones that fill
+            # at least half the GPU in one wave of clusters are worth a look (H100, 512x512x12288:
+            # 16 tiles of 128x128 x 8 splits need 16 clusters of 8, two waves, 33 us; x 4, 24 us).
+            splits |= {
+                s
+                for s in range(3, (family.max_splits or 16) + 1)
+                if 2 * tiles * s >= sms and tiles <= clusters_fit(s, sms) and k_iters >= 2 * s
+            }
+        out += [Variant(decomposition=DECOMPOSITION["splitk"], splits=s) for s in sorted(splits)]
     return out
 
 
