@@ -35,12 +35,11 @@ SWEEP_FAMILY = 8
 # against cuBLAS's 2.2).
 TINY_SWEEP_FAMILY = 16
 
-# How many SMs each GPC of a 132-SM H100 SXM holds, as far as clusters see them: a cluster's CTAs
-# share one GPC, so with one CTA per SM (every kernel of our split-K families) only 15 clusters of
-# 8 fit at once (120 SMs) and 7 of 16 (112): a launch of 16 clusters of 8 runs in two waves.
-# cudaOccupancyMaxActiveClusters on an H100 80GB HBM3, 2026-11-24, sizes 1-16
-# (benchmarks/tuner/cluster_occupancy): this layout gives every count measured.
-GPC_SMS_132 = (18, 18, 18, 18, 18, 16, 16, 10)
+# Clusters of 1, 2, ..., 16 CTAs that fit at once with one CTA per SM (every kernel of our split-K
+# families), cudaOccupancyMaxActiveClusters on an H100 80GB HBM3 (132 SMs), 2026-11-24
+# (benchmarks/tuner/cluster_occupancy). A cluster's CTAs share one GPC, and not every GPC holds 16
+# SMs: 15 clusters of 8 fit (120 SMs) and 7 of 16 (112), so 16 clusters of 8 run in two waves.
+MAX_CLUSTERS_132 = (132, 66, 39, 30, 22, 17, 15, 15, 9, 7, 7, 7, 7, 7, 7, 7)
 
 
 @dataclass(frozen=True)
@@ -74,17 +73,11 @@ def user_tile(params: Mapping[str, Any]) -> tuple[int, int]:
     return (tn, tm) if params.get("swap_ab") else (tm, tn)
 
 
-def gpc_sizes(sms: int) -> tuple[int, ...]:
-    """SMs per GPC: the measured layout for 132 SMs, else ``sms`` spread over GPCs of ~16.5."""
-    if sms == sum(GPC_SMS_132):
-        return GPC_SMS_132
-    gpcs = max(1, round(sms / 16.5))
-    return tuple(sms // gpcs + (i < sms % gpcs) for i in range(gpcs))
-
-
 def clusters_fit(size: int, sms: int) -> int:
-    """Clusters of ``size`` CTAs, one CTA per SM, resident at once (each within one GPC)."""
-    return sum(g // size for g in gpc_sizes(sms))
+    """Clusters of ``size`` CTAs (1-16), one CTA per SM, resident at once: measured for 132 SMs,
+    scaled from that measurement for another SM count (at least one cluster)."""
+    measured = MAX_CLUSTERS_132[min(max(size, 1), len(MAX_CLUSTERS_132)) - 1]
+    return max(1, measured * sms // 132) if size <= sms else 0
 
 
 def cluster_slots(params: Mapping[str, Any], v: Variant, sms: int) -> int:

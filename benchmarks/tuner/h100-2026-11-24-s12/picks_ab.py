@@ -16,7 +16,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "harness" / "v3"))
 from rotation_ab import _open, geomean
 
 
-def main(path: Path) -> None:
+def ab_times(path: Path) -> dict[tuple, dict]:
+    """Per config: our kernel's device times per set ("oldpicks", "newpicks") and the baselines'."""
     con = _open(path)
     times: dict[tuple, dict] = defaultdict(lambda: defaultdict(list))
     for set_id, m, n, k, impl, median in con.execute(
@@ -24,6 +25,11 @@ def main(path: Path) -> None:
         "WHERE metric = 'device_time' AND NOT padded AND measurements.status = 'ok' ORDER BY r.started_at"
     ).fetchall():
         times[m, n, k][set_id.split("/")[0] if impl == "kernel" else "baseline"].append(median)
+    return times
+
+
+def main(path: Path) -> None:
+    times = ab_times(path)
     print("| config | old, us | new, us | old/new | best baseline / new |")
     print("|---|---|---|---|---|")
     ratios = []

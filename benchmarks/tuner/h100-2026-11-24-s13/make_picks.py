@@ -34,7 +34,11 @@ def tuned_entries(path: str) -> list[dict]:
 def main(tuned_path: str, current_path: str, out: str) -> None:
     current = json.loads(Path(current_path).read_text())
     now = {(e["m"], e["n"], e["k"]): e for e in current["configs"]}
-    new = [e for e in tuned_entries(tuned_path) if (e["m"], e["n"], e["k"]) in now and choice(e) != choice(now[e["m"], e["n"], e["k"]])]
+    new = [
+        e
+        for e in tuned_entries(tuned_path)
+        if (e["m"], e["n"], e["k"]) in now and choice(e) != choice(now[e["m"], e["n"], e["k"]])
+    ]
     header = {key: value for key, value in current.items() if key != "configs"}
     for name, entries in (("newpicks", new), ("oldpicks", [now[e["m"], e["n"], e["k"]] for e in new])):
         target = Path(out) / name / "h100_F32F16F16F32"
