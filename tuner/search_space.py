@@ -75,15 +75,15 @@ def user_tile(params: Mapping[str, Any]) -> tuple[int, int]:
 
 def clusters_fit(size: int, sms: int) -> int:
     """Clusters of ``size`` CTAs (1-16), one CTA per SM, resident at once: measured for 132 SMs,
-    scaled from that measurement for another SM count (at least one cluster)."""
-    measured = MAX_CLUSTERS_132[min(max(size, 1), len(MAX_CLUSTERS_132)) - 1]
-    return max(1, measured * sms // 132) if size <= sms else 0
+    scaled from that measurement for another SM count (0 where none fits)."""
+    if not 1 <= size <= min(len(MAX_CLUSTERS_132), sms):
+        return 0
+    return max(1, MAX_CLUSTERS_132[size - 1] * sms // 132)
 
 
-def cluster_slots(params: Mapping[str, Any], v: Variant, sms: int) -> int:
-    """CTAs of one wave: whole clusters only. Our split-K families make a tile's splits one
+def cluster_slots(params: Mapping[str, Any], splits: int, sms: int) -> int:
+    """CTAs of one wave: whole clusters only. Our split-K families make a tile's ``splits`` one
     cluster; CUTLASS kernels have a fixed cluster shape."""
-    splits = v.splits if v.decomposition == DECOMPOSITION["splitk"] else 1
     if not family_of(params).split_partials_in_memory:
         size = splits
     else:
@@ -104,10 +104,10 @@ def predict(
     """Predicted device seconds of one call."""
     rows, cols = user_tile(params)
     tiles = math.ceil(m / rows) * math.ceil(n / cols)
-    slots = cluster_slots(params, v, sms)
+    splits = v.splits if v.decomposition == DECOMPOSITION["splitk"] else 1
+    slots = cluster_slots(params, splits, sms)
     per_sm_flops = PEAK_FLOPS / sms * tile_efficiency(rows, cols)
     tile_s = 2.0 * rows * cols * k / per_sm_flops
-    splits = v.splits if v.decomposition == DECOMPOSITION["splitk"] else 1
     if v.decomposition == DECOMPOSITION["streamk"] or (
         v.decomposition == DECOMPOSITION["heuristic"] and params.get("scheduler") == "streamk"
     ):

@@ -14,7 +14,7 @@ OUT=${OUT:-/tmp/v3-out}
 V3=benchmarks/harness/v3
 mkdir -p "$OUT"
 # Carry limit (64 MiB): beside a grid store, carry the project's wheel without db/bundled/*.parquet
-# (unzip, delete them and their RECORD lines, zip): every step here runs with --no-bundled.
+# (benchmarks/harness/v3/slim_wheel.sh makes it): every step here runs with --no-bundled.
 python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target /tmp/site .whl/*.whl || exit 1
 # duckdb may come as its wheel unpacked and xz-compressed (15.7 MB against the wheel's 24.4: room
 # for a carried store): `mkdir w && cd w && unzip ../duckdb-*.whl && tar cf - . | xz -9e >
