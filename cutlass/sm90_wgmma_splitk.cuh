@@ -10,6 +10,12 @@
 // each CTA parks its fp32 partial where its pipeline buffers were, and rank r sums fragments
 // r, r + splits, ... of every rank over distributed shared memory in rank order (the same bits
 // whoever finishes first; no workspace, no second kernel, nothing left behind in memory).
+//
+// MCAST = 2 pairs the CTAs of neighbouring N tiles (cluster (2, 1, splits)): each loads half of
+// the A tile they share and multicasts it to both. A stage is free for the next load only when
+// both CTAs' consumers have released it (one arrival per consumer warpgroup on each CTA's empty
+// barrier). Correct, but slower than MCAST = 1 at every deep-K grid shape measured (H100,
+// 2026-11-24: 1.09-1.25x per kernel), so the catalog ships none (tuner/wgmma.py says why).
 #include <cstddef>
 #include <cstdint>
 #include <atomic>
@@ -38,9 +44,10 @@ constexpr int kMaxDevices = 64;
 constexpr int kMaxSplits = ${max_splits};  // one split per CTA of a cluster: 16 is Hopper's largest
 constexpr int kMaxSmemBytes = 227 << 10;   // dynamic shared memory per CTA on sm_90
 
-template <int BM, int BN, int BK, int STAGES, bool kBKMajor>
+template <int BM, int BN, int BK, int STAGES, bool kBKMajor, int MCAST>
 struct WgShape {
   static constexpr int kBM = BM, kBN = BN, kBK = BK, kStages = STAGES;
+  static constexpr int kMcastA = MCAST;  // CTAs along N that share each A tile (TMA multicast)
   static constexpr int kConsumers = BM / 64;  // consumer warpgroups: one m64 row block each
   static constexpr int kConsumerThreads = 128 * kConsumers;
   static constexpr int kThreads = 128 + kConsumerThreads;  // warpgroup 0 produces
@@ -58,6 +65,7 @@ struct WgShape {
   static constexpr int kStageBytes = (BM + BN) * BK * int(sizeof(half_t));
   static_assert(BM % 64 == 0 && BM <= 128, "one or two consumer warpgroups");
   static_assert(BK % 64 == 0, "a k-tile is whole 128-byte swizzle rows of A");
+  static_assert(MCAST == 1 || MCAST == 2, "A is shared by one CTA or a pair");
 };
 
 template <class S>
@@ -93,8 +101,11 @@ __global__ void __launch_bounds__(S::kThreads, 1)
   Tensor sA = make_tensor(make_smem_ptr(shared.a.data()), typename S::SmemLayoutA{});
   Tensor sB = make_tensor(make_smem_ptr(shared.b.data()), typename S::SmemLayoutB{});
 
+  constexpr int kMc = S::kMcastA;
   const int tid = threadIdx.x;
   const int m_blk = blockIdx.y, n_blk = blockIdx.x, split = blockIdx.z;
+  // Cluster dims (kMc, 1, splits), ranks x-fastest: this CTA is rank pair + kMc * split.
+  const int pair = kMc > 1 ? n_blk % kMc : 0;
   const int k_tiles = (K + S::kBK - 1) / S::kBK;
   int kt_begin, kt_count;
   split_k_range(split, k_tiles, splits, kt_begin, kt_count);
@@ -102,11 +113,18 @@ __global__ void __launch_bounds__(S::kThreads, 1)
   if (tid == 0) {
     for (int s = 0; s < S::kStages; ++s) {
       FullBarrier::init(&shared.full[s], 1);                     // the producer's arrive, with its bytes
-      EmptyBarrier::init(&shared.empty[s], S::kConsumerThreads);  // every consumer releases the stage
+      // Every consumer thread releases the stage; with multicast, one thread per consumer
+      // warpgroup of each CTA in the pair (the pair's loads land in both). One arrival per
+      // warpgroup without multicast measured the same (H100, 120 deep-K configs: 0.999).
+      EmptyBarrier::init(&shared.empty[s], kMc == 1 ? S::kConsumerThreads : kMc * S::kConsumers);
     }
     cutlass::arch::fence_barrier_init();
   }
-  __syncthreads();
+  if constexpr (kMc > 1) {
+    cluster_sync();  // the peer's barriers are initialised before anything lands in them
+  } else {
+    __syncthreads();
+  }
 
   typename S::TiledMma tiled_mma;
   Tensor accum = partition_fragment_C(tiled_mma, make_shape(Int<S::kBM>{}, Int<S::kBN>{}));
@@ -119,7 +137,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
       Tensor mB = tma_b.get_tma_tensor(make_shape(N, K));
       Tensor gA = local_tile(mA, make_shape(Int<S::kBM>{}, Int<S::kBK>{}), make_coord(m_blk, _));
       Tensor gB = local_tile(mB, make_shape(Int<S::kBN>{}, Int<S::kBK>{}), make_coord(n_blk, _));
-      auto cta_a = tma_a.get_slice(Int<0>{});
+      auto cta_a = tma_a.get_slice(pair);  // with multicast, this CTA's half of the A box
       auto cta_b = tma_b.get_slice(Int<0>{});
       Tensor tAgA = cta_a.partition_S(gA);
       Tensor tAsA = cta_a.partition_D(sA);
@@ -130,7 +148,12 @@ __global__ void __launch_bounds__(S::kThreads, 1)
         const int phase = (i / S::kStages) & 1;
         EmptyBarrier::wait(&shared.empty[stage], phase ^ 1);  // the first round passes at once
         FullBarrier::arrive_and_expect_tx(&shared.full[stage], S::kStageBytes);
-        copy(tma_a.with(shared.full[stage]), tAgA(_, _, _, kt_begin + i), tAsA(_, _, _, stage));
+        if constexpr (kMc > 1) {
+          const uint16_t both = uint16_t(((1u << kMc) - 1) << (kMc * split));
+          copy(tma_a.with(shared.full[stage], both), tAgA(_, _, _, kt_begin + i), tAsA(_, _, _, stage));
+        } else {
+          copy(tma_a.with(shared.full[stage]), tAgA(_, _, _, kt_begin + i), tAsA(_, _, _, stage));
+        }
         copy(tma_b.with(shared.full[stage]), tBgB(_, _, _, kt_begin + i), tBsB(_, _, _, stage));
       }
     }
@@ -149,7 +172,17 @@ __global__ void __launch_bounds__(S::kThreads, 1)
       // Keep this k-tile's MMAs in flight; the previous k-tile's are done, so its stage is free.
       warpgroup_wait<1>();
       warpgroup_fence_operand(accum);
-      if (i > 0) EmptyBarrier::arrive(&shared.empty[(i - 1) % S::kStages]);
+      if (i > 0) {
+        uint64_t* const empty = &shared.empty[(i - 1) % S::kStages];
+        if constexpr (kMc == 1) {
+          EmptyBarrier::arrive(empty);
+        } else {
+          // Thread r < kMc of each consumer warpgroup releases the stage in rank r of the pair
+          // (the warpgroup's MMAs on it are complete).
+          const int to = (tid - 128) % 128;
+          EmptyBarrier::arrive(empty, uint32_t(kMc * split + to), to < kMc);
+        }
+      }
     }
     warpgroup_wait<0>();
     warpgroup_fence_operand(accum);
@@ -191,6 +224,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
         *reinterpret_cast<uint4*>(C + (size_t)(m0 + row) * N + n0 + col) =
             *reinterpret_cast<const uint4*>(sC + row * kLdC<S> + col);
     }
+    if constexpr (kMc > 1) cluster_sync();  // the peer may still arrive on this CTA's barriers
     return;
   }
   // Split-K: every stage has been consumed (the consumers waited on every full barrier and every
@@ -207,9 +241,10 @@ __global__ void __launch_bounds__(S::kThreads, 1)
   }
   cluster_sync();  // every rank's partial is visible to every peer
   if (tid >= 128) {
-    // Cluster dims (1, 1, splits) over grid z = splits: the CTA's rank in its cluster is its split.
+    // The splits of this tile are ranks pair, pair + kMc, ... of the cluster.
     for (int q = split; q < kQuads; q += splits) {
-      store_quad(q, cluster_sum<kMaxSplits>(smem_u32(parked + q * S::kConsumerThreads + ctid), splits));
+      const uint32_t mine = smem_u32(parked + q * S::kConsumerThreads + ctid);
+      store_quad(q, cluster_sum<kMaxSplits / kMc>(mine, splits, pair, kMc));
     }
   }
   cluster_sync();  // peers may read this CTA's partial until here
@@ -219,7 +254,13 @@ __global__ void __launch_bounds__(S::kThreads, 1)
 template <class S>
 auto make_tmas(const half_t* A, const half_t* B, int M, int N, int K) {
   Tensor mA = make_tensor(make_gmem_ptr(A), make_shape(M, K), make_stride(K, Int<1>{}));
-  auto tma_a = make_tma_copy(SM90_TMA_LOAD{}, mA, typename S::SmemLayoutA{}(_, _, 0));
+  auto tma_a = [&] {
+    if constexpr (S::kMcastA > 1) {
+      return make_tma_copy(SM90_TMA_LOAD_MULTICAST{}, mA, typename S::SmemLayoutA{}(_, _, 0), Int<S::kMcastA>{});
+    } else {
+      return make_tma_copy(SM90_TMA_LOAD{}, mA, typename S::SmemLayoutA{}(_, _, 0));
+    }
+  }();
   if constexpr (S::kMajorB == GMMA::Major::K) {
     Tensor mB = make_tensor(make_gmem_ptr(B), make_shape(N, K), make_stride(K, Int<1>{}));
     return make_tuple(tma_a, make_tma_copy(SM90_TMA_LOAD{}, mB, typename S::SmemLayoutB{}(_, _, 0)));
@@ -238,6 +279,7 @@ struct WgEntry {
 
   static int can_implement(int M, int N, int K, int raster, int swizzle, int decomp, int splits) {
     if (int st = check_split_k_args(M, N, K, raster, swizzle, decomp, splits, S::kBM)) return st;
+    if (splits * S::kMcastA > kMaxSplits) return kCannotImplement;  // the cluster holds pair x splits
     return kSmemBytes > kMaxSmemBytes ? kCannotImplement : kOk;
   }
 
@@ -259,9 +301,12 @@ struct WgEntry {
     if (int st = opt_in_once(opted_in, wgmma_splitk_kernel<S, TmaA, TmaB>, kSmemBytes)) return st;
     const int eff = effective_splits(K, S::kBK, decomp, splits);
     auto tmas = make_tmas<S>(static_cast<const half_t*>(A), static_cast<const half_t*>(B), M, N, K);
-    const dim3 grid((N + S::kBN - 1) / S::kBN, (M + S::kBM - 1) / S::kBM, eff);
-    return launch_split_k(wgmma_splitk_kernel<S, TmaA, TmaB>, grid, S::kThreads, kSmemBytes, stream, get<0>(tmas),
-                          get<1>(tmas), static_cast<half_t*>(C), M, N, K, eff);
+    // With multicast the N tiles are whole pairs: an odd last one has a partner past N (its B
+    // loads are zero-filled, its stores masked).
+    const int n_tiles = (N + S::kBN - 1) / S::kBN;
+    const dim3 grid((n_tiles + S::kMcastA - 1) / S::kMcastA * S::kMcastA, (M + S::kBM - 1) / S::kBM, eff);
+    return launch_clustered(wgmma_splitk_kernel<S, TmaA, TmaB>, grid, S::kMcastA, S::kThreads, kSmemBytes, stream,
+                            get<0>(tmas), get<1>(tmas), static_cast<half_t*>(C), M, N, K, eff);
   }
 };
 

@@ -1,4 +1,4 @@
 // ---- ${name} ----
 namespace l2x_${name} {
-using E = l2x_wgsk::WgEntry<l2x_wgsk::WgShape<${tile_m}, ${tile_n}, ${tile_k}, ${stages}, ${b_k_major}>>;
+using E = l2x_wgsk::WgEntry<l2x_wgsk::WgShape<${tile_m}, ${tile_n}, ${tile_k}, ${stages}, ${b_k_major}, ${mcast_a}>>;
 }  // namespace l2x_${name}

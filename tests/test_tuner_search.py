@@ -13,8 +13,11 @@ from cuda_l2_explorer.tuner.native import DECOMPOSITION, Variant
 from cuda_l2_explorer.tuner.search import manifest_entries, record_search, run_search, search_plan
 from cuda_l2_explorer.tuner.search_space import (
     candidates,
+    cluster_size,
+    cluster_slots,
     clusters_fit,
     kernel_class,
+    launched_tiles,
     predict,
     variants_for,
 )
@@ -70,6 +73,19 @@ def test_split_k_over_one_cluster_looks_at_split_counts_that_fill_one_wave() -> 
     assert {5, 6} <= set(splits) and 7 not in splits
     time = {s: predict(512, 512, 12288, params, v, 132, 3.35e12) for s, v in splits.items()}
     assert time[6] < time[8] and time[6] < time[4]
+
+
+def test_a_multicast_pair_is_one_cluster_with_its_splits() -> None:
+    # The pair and its splits share a cluster (at most 16 CTAs): x 8 at most, and 512x512 in
+    # 128x128 tiles is 8 pairs, so 4 splits make 8 clusters of 8 (15 fit) and 5 make 8 of 10
+    # (fit: 7, two waves). An odd N-tile count launches a partner past N.
+    pair = WgmmaConfig(128, 128, 64, 6, multicast_a=2).to_dict()
+    splits = {v.splits for v in variants_for(512, 512, 12288, pair, 132)}
+    assert max(splits) <= 8 and {2, 4} <= splits and 5 not in splits
+    assert cluster_size(pair, 4) == 8 and cluster_slots(pair, 4, 132) == 15 * 8
+    assert launched_tiles(512, 384, pair) == 4 * 4
+    assert launched_tiles(512, 384, {**pair, "multicast_a": 1}) == 4 * 3
+    assert 16 in {v.splits for v in variants_for(64, 64, 16384, WgmmaConfig(64, 64, 64, 8).to_dict(), 132)}
 
 
 @given(st.sampled_from(sorted(KERNELS)), st.integers(1, 16384), st.integers(1, 2048), st.integers(1, 2048))

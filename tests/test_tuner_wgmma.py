@@ -18,10 +18,22 @@ def test_catalog_is_valid_unique_and_covers_both_b_layouts() -> None:
     assert 4 <= len(cat) <= 16
     assert len({c.name for c in cat}) == len(cat)
     for c in cat:
-        assert re.fullmatch(r"wgsk_\d+x\d+x\d+_s\d+_b[nk]", c.name), c.name
+        assert re.fullmatch(r"wgsk_\d+x\d+x\d+_s\d+_b[nk](_mc2)?", c.name), c.name
         assert kernel_from_dict(c.to_dict()) == c and c.user_tile() == (c.tile_m, c.tile_n)
         assert c.tile_m * c.tile_n * 4 <= c.smem_bytes() <= SMEM_BYTES_SM90  # the partial fits the buffers
     assert {c.b_major for c in cat} == {"n", "k"} and {c.tile_m for c in cat} == {64, 128}
+
+
+def test_multicast_names_splits_and_hashes() -> None:
+    """A multicast pair is in the name and halves the splits a cluster holds; a config without one
+    keeps the dict (and so the hash and name) it had before the field existed."""
+    one, pair = WgmmaConfig(128, 128, 64, 6), WgmmaConfig(128, 128, 64, 6, multicast_a=2)
+    assert (one.name, pair.name) == ("wgsk_128x128x64_s6_bn", "wgsk_128x128x64_s6_bn_mc2")
+    assert (one.max_splits, pair.max_splits) == (wgmma.MAX_SPLITS, wgmma.MAX_SPLITS // 2)
+    assert "multicast_a" not in one.to_dict() and pair.to_dict()["multicast_a"] == 2
+    assert one.config_hash == "703d09220b2c"  # the hash library fc9d1115's kernel was built under
+    assert kernel_from_dict(pair.to_dict()) == pair and pair.config_hash != one.config_hash
+    assert (one.threads, one.smem_bytes()) == (pair.threads, pair.smem_bytes())
 
 
 def test_name_threads_and_shared_memory() -> None:
@@ -44,6 +56,7 @@ def test_name_threads_and_shared_memory() -> None:
         ({"tile_m": 64, "tile_n": 64, "b_major": "m"}, "b_major"),
         ({"tile_m": 64, "tile_n": 64, "family": "sm90_mma_tiny"}, "family"),
         ({"tile_m": 64, "tile_n": True}, "positive int"),
+        ({"tile_m": 64, "tile_n": 64, "multicast_a": 4}, "multicast_a"),
     ],
 )
 def test_invalid_configs_are_rejected(kwargs: dict, message: str) -> None:
@@ -55,14 +68,14 @@ _ints = st.one_of(st.integers(-4, 300), st.booleans(), st.none(), st.text(max_si
 
 
 @settings(max_examples=300, deadline=None)
-@given(tile_m=_ints, tile_n=_ints, tile_k=_ints, stages=_ints, b_major=st.text(max_size=2))
+@given(tile_m=_ints, tile_n=_ints, tile_k=_ints, stages=_ints, multicast_a=_ints, b_major=st.text(max_size=2))
 def test_any_parameters_give_a_valid_config_or_config_error(**kwargs: object) -> None:
     try:
         c = WgmmaConfig(**kwargs)  # type: ignore[arg-type]
     except ConfigError:
         return
     assert c.tile_m in wgmma.TILE_MS and c.tile_n in wgmma.TILE_NS and c.tile_k in wgmma.TILE_KS
-    assert 2 <= c.stages <= 12 and c.b_major in ("n", "k")
+    assert 2 <= c.stages <= 12 and c.b_major in ("n", "k") and c.multicast_a in wgmma.MULTICASTS
     assert c.tile_m * c.tile_n * 4 <= c.smem_bytes() - wgmma.BARRIER_BYTES <= SMEM_BYTES_SM90
 
 
@@ -71,13 +84,14 @@ def test_tu_instantiates_every_config_with_the_reduction_of_the_tiny_family() ->
     assert src == families.render_tu(list(wgmma_catalog()))
     for c in wgmma_catalog():
         b_k = "true" if c.b_major == "k" else "false"
-        assert f"WgShape<{c.tile_m}, {c.tile_n}, {c.tile_k}, {c.stages}, {b_k}>" in src
+        assert f"WgShape<{c.tile_m}, {c.tile_n}, {c.tile_k}, {c.stages}, {b_k}, {c.multicast_a}>" in src
         assert f"L2X_API int l2x_gemm_{c.name}_can_implement(" in src
     for needle in (
         "#include <cute/tensor.hpp>",
         "SM90_TMA_LOAD",
+        "SM90_TMA_LOAD_MULTICAST",  # the pairs' shared A
         "warpgroup_arrive()",
-        "cluster_sum<kMaxSplits>",  # the DSMEM reduction both our families share
+        "cluster_sum<kMaxSplits / kMc>",  # the DSMEM reduction both our families share
         "ld.shared::cluster.v4.f32",
         "cudaLaunchAttributeClusterDimension",
         f"constexpr int kMaxSplits = {wgmma.MAX_SPLITS};",

@@ -25,8 +25,7 @@ DEFAULT_BANDWIDTH = 3.35e12  # H100 HBM3; H200 passes 4.8e12
 LAUNCH_OVERHEAD_S = 2.5e-6  # fixed cost of one kernel launch + prologue/epilogue, measured ~2.7-3.4 us
 
 
-# A family of at most this many kernels is measured whole, every variant (at most 5 a kernel, ~20 ms
-# each in stage 1).
+# A family of at most this many kernels is measured whole, every variant (~20 ms each in stage 1).
 SWEEP_FAMILY = 8
 # Where the roofline floor is under TINY_FLOOR_S (the launch-bound "tiny" regime of db.shapes), a
 # family of at most TINY_SWEEP_FAMILY kernels is measured whole: a candidate costs ~7 ms there, and
@@ -81,14 +80,30 @@ def clusters_fit(size: int, sms: int) -> int:
     return max(1, MAX_CLUSTERS_132[size - 1] * sms // 132)
 
 
-def cluster_slots(params: Mapping[str, Any], splits: int, sms: int) -> int:
-    """CTAs of one wave: whole clusters only. Our split-K families make a tile's ``splits`` one
-    cluster; CUTLASS kernels have a fixed cluster shape."""
+def multicast_a(params: Mapping[str, Any]) -> int:
+    """Neighbouring N tiles that share A in one cluster (the wgmma split-K family's multicast)."""
+    return int(params.get("multicast_a", 1))
+
+
+def cluster_size(params: Mapping[str, Any], splits: int) -> int:
+    """CTAs in one cluster. Our split-K families make a tile's ``splits`` (times its multicast
+    pair) one cluster; CUTLASS kernels have a fixed cluster shape."""
     if not family_of(params).split_partials_in_memory:
-        size = splits
-    else:
-        size = int(params.get("cluster_m", 1)) * int(params.get("cluster_n", 1))
+        return splits * multicast_a(params)
+    return int(params.get("cluster_m", 1)) * int(params.get("cluster_n", 1))
+
+
+def cluster_slots(params: Mapping[str, Any], splits: int, sms: int) -> int:
+    """CTAs of one wave: whole clusters only."""
+    size = cluster_size(params, splits)
     return max(1, clusters_fit(size, sms) * size)
+
+
+def launched_tiles(m: int, n: int, params: Mapping[str, Any]) -> int:
+    """CTA tiles a launch covers: with multicast the N tiles come in whole pairs."""
+    rows, cols = user_tile(params)
+    pair = multicast_a(params)
+    return math.ceil(m / rows) * (math.ceil(n / cols) + pair - 1) // pair * pair
 
 
 def tile_efficiency(rows: int, cols: int) -> float:
@@ -103,7 +118,7 @@ def predict(
 ) -> float:
     """Predicted device seconds of one call."""
     rows, cols = user_tile(params)
-    tiles = math.ceil(m / rows) * math.ceil(n / cols)
+    tiles = launched_tiles(m, n, params)
     splits = v.splits if v.decomposition == DECOMPOSITION["splitk"] else 1
     slots = cluster_slots(params, splits, sms)
     per_sm_flops = PEAK_FLOPS / sms * tile_efficiency(rows, cols)
@@ -129,8 +144,7 @@ def launch_bound(m: int, n: int, k: int, bandwidth: float) -> bool:
 
 def variants_for(m: int, n: int, k: int, params: Mapping[str, Any], sms: int) -> list[Variant]:
     """Runtime variants worth measuring for this kernel at this shape."""
-    rows, cols = user_tile(params)
-    tiles = math.ceil(m / rows) * math.ceil(n / cols)
+    tiles = launched_tiles(m, n, params)
     out = [Variant()]
     family = family_of(params)
     if family.sweeps_raster and tiles > sms:
@@ -145,15 +159,19 @@ def variants_for(m: int, n: int, k: int, params: Mapping[str, Any], sms: int) ->
             if tiles * s <= 2 * sms and k_iters >= 2 * s
         ]
     elif DECOMPOSITION["splitk"] in family.decompositions(params) and tiles < sms:
-        splits = {s for s in (2, 4, 8, 16) if tiles * s <= 2 * sms and k_iters >= 2 * s}
+        max_splits = (family.max_splits or 16) // multicast_a(params)
+        splits = {s for s in (2, 4, 8, 16) if tiles * s <= 2 * sms and k_iters >= 2 * s and s <= max_splits}
         if not family.split_partials_in_memory:
             # A tile's splits are one cluster: any count up to max_splits, and the ones that fill
             # at least half the GPU in one wave of clusters are worth a look (H100, 512x512x12288:
             # 16 tiles of 128x128 x 8 splits need 16 clusters of 8, two waves, 33 us; x 4, 24 us).
+            clusters = tiles // multicast_a(params)
             splits |= {
                 s
-                for s in range(3, (family.max_splits or 16) + 1)
-                if 2 * tiles * s >= sms and tiles <= clusters_fit(s, sms) and k_iters >= 2 * s
+                for s in range(3, max_splits + 1)
+                if 2 * tiles * s >= sms
+                and clusters <= clusters_fit(cluster_size(params, s), sms)
+                and k_iters >= 2 * s
             }
         out += [Variant(decomposition=DECOMPOSITION["splitk"], splits=s) for s in sorted(splits)]
     return out

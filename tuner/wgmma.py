@@ -11,7 +11,10 @@ wgmma from TMA and reduces the splits on chip, the tiny family's way:
   ``tile_n``), one k-tile of MMAs kept in flight;
 - the splits of a tile are one thread-block cluster along z (16 at most, Hopper's largest with
   the non-portable opt-in), reduced over distributed shared memory in rank order: the same bits
-  whoever finishes first, no workspace, no second kernel.
+  whoever finishes first, no workspace, no second kernel;
+- ``multicast_a = 2`` pairs neighbouring N tiles in the cluster (2 x splits CTAs, so at most 8
+  splits): each CTA loads half of the A tile the pair shares and TMA multicasts it to both
+  (correct; measured slower, so the catalog ships none: :func:`wgmma_catalog`).
 
 The CUDA source is cutlass/sm90_wgmma_splitk.cuh (every config) and sm90_wgmma_splitk_kernel.cuh
 (one instantiation), with the C ABI of tuner/emit.py. Runtime arguments as the tiny family:
@@ -42,6 +45,7 @@ WGMMA_FAMILY = "sm90_wgmma_splitk"
 TILE_MS: tuple[int, ...] = (64, 128)  # one or two consumer warpgroups
 TILE_NS: tuple[int, ...] = (64, 128, 256)  # wgmma N; B's 128-byte swizzle atom is 64 columns wide
 TILE_KS: tuple[int, ...] = (64, 128)  # whole 128-byte swizzle rows of A
+MULTICASTS: tuple[int, ...] = (1, 2)  # CTAs along N sharing each A tile
 BARRIER_BYTES = 1024  # mbarriers and alignment beside the pipeline buffers
 
 
@@ -54,6 +58,7 @@ class WgmmaConfig(ConfigRecord):
     tile_k: int = 64
     stages: int = 4
     b_major: BMajor = "n"
+    multicast_a: int = 1
     family: Literal["sm90_wgmma_splitk"] = "sm90_wgmma_splitk"
 
     def __post_init__(self) -> None:
@@ -62,7 +67,21 @@ class WgmmaConfig(ConfigRecord):
     @property
     def name(self) -> str:
         """Stable identifier, a valid C identifier suffix (``l2x_gemm_<name>``)."""
-        return f"wgsk_{self.tile_m}x{self.tile_n}x{self.tile_k}_s{self.stages}_b{self.b_major}"
+        mc = f"_mc{self.multicast_a}" if self.multicast_a > 1 else ""
+        return f"wgsk_{self.tile_m}x{self.tile_n}x{self.tile_k}_s{self.stages}_b{self.b_major}{mc}"
+
+    @property
+    def max_splits(self) -> int:
+        """Splits a tile can take: the cluster (multicast pair x splits) holds at most 16 CTAs."""
+        return MAX_SPLITS // self.multicast_a
+
+    def to_dict(self) -> dict[str, object]:
+        # Without multicast the field is left out, so the names and hashes of the kernels measured
+        # before it existed stay what the store and manifests hold.
+        d = super().to_dict()
+        if self.multicast_a == 1:
+            del d["multicast_a"]
+        return d
 
     @property
     def threads(self) -> int:
@@ -77,8 +96,8 @@ def validate(cfg: WgmmaConfig) -> None:
     check_fields(
         cfg,
         WGMMA_FAMILY,
-        ("tile_m", "tile_n", "tile_k", "stages"),
-        {"tile_m": TILE_MS, "tile_n": TILE_NS, "tile_k": TILE_KS},
+        ("tile_m", "tile_n", "tile_k", "stages", "multicast_a"),
+        {"tile_m": TILE_MS, "tile_n": TILE_NS, "tile_k": TILE_KS, "multicast_a": MULTICASTS},
     )
     if not 2 <= cfg.stages <= 12:
         raise ConfigError(f"stages must be in 2..12, got {cfg.stages}")
@@ -100,8 +119,10 @@ def wgmma_catalog() -> list[WgmmaConfig]:
     - 64x128x64 and 128x64x64, 8 stages: half the re-reads of one operand;
     - 128x128x64, 6 stages, two consumer warpgroups (32 MB of L2 traffic at 256x512x8192
       instead of 64), with N-major and K-major B.
-    Measured and dropped (H100, 2026-11-24, benchmarks/tuner/NOTES.md session 9): 64x256x64 and
-    128x256x64 at 4 stages, 64x128x64 at 6 (slower everywhere: too few CTAs or bytes in flight).
+    Measured and dropped (H100, 2026-11-24, benchmarks/tuner/NOTES.md sessions 9 and 14): 64x256x64
+    and 128x256x64 at 4 stages, 64x128x64 at 6 (slower everywhere: too few CTAs or bytes in
+    flight); the 8-stage and 128x128 configs with ``multicast_a=2`` (slower than their twins at
+    all 120 deep-K configs searched, 1.09-1.25x: the L2's output does not bound these kernels).
     """
     cat = [
         WgmmaConfig(64, 64, 64, 8),
@@ -133,6 +154,7 @@ def render_kernel(cfg: WgmmaConfig) -> str:
         tile_k=cfg.tile_k,
         stages=cfg.stages,
         b_k_major="true" if cfg.b_major == "k" else "false",
+        mcast_a=cfg.multicast_a,
     ) + entry_points(cfg.name)
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import gc
 import math
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from cuda_l2_explorer.importer.harness.audit import correlations_in, trace_events
@@ -33,6 +34,12 @@ CROSS_CHECK_TOLERANCE = 0.05
 # a call for cuBLAS's one or two kernels. A graph slower than CUPTI's sum by more than 5% plus
 # this per kernel, or faster than it by more than 5% (work the graph did not time), is flagged.
 GRAPH_NODE_GAP_S = 0.5e-6
+# Replays of each implementation's graph that CUPTI's cross-check times (see kernel_time_per_call).
+REPLAYS = 2
+# Before them, for calls of LONG_CALL_S and more, replays this long bring the GPU back to the power
+# state of the timing after the profiler's start (an H100 drops from 1980 MHz to its ~1.4 GHz
+# power-limited clock within ~0.1 s of back-to-back large GEMMs and regains it as fast when idle).
+CUPTI_WARM_S = 0.15
 # A graph whose replay takes less than this fraction of the call's CUPTI kernel time did not
 # capture the call's work: a launcher that ignores the caller's stream (the legacy default
 # stream, as the reference system's kernels use) runs at once during a capture on the harness's
@@ -66,6 +73,7 @@ class GraphBackend:
         self.eager = eager
         sets = impls.inputs.count
         self.calls_per_graph = sets * math.ceil(calls_per_graph_at_least(floor_s) / sets)
+        self.long_calls = floor_s >= LONG_CALL_S
         self.graphs: dict[str, Any] = {}
         self.not_capturable: dict[str, str] = {}
         self.pool = torch.cuda.graph_pool_handle()
@@ -140,22 +148,56 @@ class GraphBackend:
         time.sleep(seconds)
 
 
+@dataclass
+class CuptiTimes:
+    """What :func:`kernel_time_per_call` measured, per implementation and per call (seconds)."""
+
+    in_replay: dict[str, tuple[float, float]]  # CUPTI's GPU operations of graph replays, and their count
+    replay_graph_s: dict[str, float]  # the same replays timed by events, as the timing does
+    eager: dict[str, tuple[float, float]]  # CUPTI's GPU operations of eager calls, and their count
+    replayed_calls: int  # calls the in-replay figures span
+
+
 def kernel_time_per_call(
-    torch: Any, impls: Any, names: list[str], calls: int = 4
-) -> dict[str, tuple[float, float]]:
-    """Per call, the summed duration of every GPU operation it launched, from CUPTI (seconds),
-    and how many operations that was.
+    torch: Any, impls: Any, names: list[str], calls: int = 4, backend: GraphBackend | None = None
+) -> CuptiTimes:
+    """Per call, the summed duration of every GPU operation it launched, from CUPTI, and how many
+    operations that was.
 
     Kernels, memsets and copies alike (a split-K reduction or a workspace memset belongs to the
-    call). Eager calls over the rotating sets; each implementation inside its own named range so
-    that GPU work is attributed through the launches' correlation ids.
+    call); each implementation inside its own named range, so that GPU work is attributed through
+    the launches' correlation ids. One profiler session, right after the timing:
+    - "in replay": ``backend``'s graph of each captured implementation replayed REPLAYS times
+      first, in the power state of the timing (back-to-back large GEMMs run power-limited: an H100
+      at 700 W and ~1.4 GHz, where a burst after a pause runs at 1.98 GHz and 16-22% faster:
+      benchmarks/harness/v3/REPLAY_CUPTI.md), after CUPTI_WARM_S of unlabelled replays for long
+      calls, and the same replays timed by events. The cross-check compares the two: the
+      clock of the timing's many samples drifts with the power limit (up to ~10% apart from any
+      later moment on 8192^3), the same replays' two timers do not.
+    - "eager": ``calls`` eager calls over the rotating sets, which show the work a launch that
+      escaped its graph did.
     """
     from torch.profiler import ProfilerActivity, profile, record_function
 
-    ranges = {name: f"l2x_xc_{i}" for i, name in enumerate(names)}
+    captured = [n for n in names if backend is not None and backend.captured(n)]
+    replayed = {name: f"l2x_rp_{i}" for i, name in enumerate(captured)}
+    eager = {name: f"l2x_xc_{i}" for i, name in enumerate(names)}
+    marks = {
+        name: (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+        for name in captured
+    }
     torch.cuda.synchronize()
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-        for name, label in ranges.items():
+        if captured and backend.long_calls:
+            _replay_for(torch, [backend.graphs[n] for n in captured], CUPTI_WARM_S)
+        for name, label in replayed.items():
+            with record_function(label):
+                marks[name][0].record()
+                for _ in range(REPLAYS):
+                    backend.graphs[name].replay()
+                marks[name][1].record()
+        torch.cuda.synchronize()
+        for name, label in eager.items():
             fn = impls.fns[name]
             sets = [impls.inputs.next(name) for _ in range(calls)]
             with record_function(label):
@@ -164,6 +206,25 @@ def kernel_time_per_call(
             torch.cuda.synchronize()
     events = trace_events(prof)
     gpu = [e for e in events if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
+    replayed_calls = REPLAYS * (backend.calls_per_graph if backend is not None else 1)
+    return CuptiTimes(
+        in_replay=_per_call(events, gpu, replayed, replayed_calls),
+        replay_graph_s={n: a.elapsed_time(b) / 1e3 / replayed_calls for n, (a, b) in marks.items()},
+        eager=_per_call(events, gpu, eager, calls),
+        replayed_calls=replayed_calls,
+    )
+
+
+def _replay_for(torch: Any, graphs: list, seconds: float) -> None:
+    """Replay ``graphs`` in turn, unlabelled, until ``seconds`` have passed."""
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        for graph in graphs:
+            graph.replay()
+        torch.cuda.synchronize()
+
+
+def _per_call(events: list[dict], gpu: list[dict], ranges: dict[str, str], calls: int) -> dict:
     out: dict[str, tuple[float, float]] = {}
     for name, label in ranges.items():
         launches = correlations_in(events, label)
@@ -171,6 +232,16 @@ def kernel_time_per_call(
         if sum(ops) > 0:
             out[name] = (sum(ops) / 1e6 / calls, len(ops) / calls)
     return out
+
+
+def take_cupti_setup(torch: Any) -> None:
+    """CUPTI's first profiler session in a process spends seconds setting up (7.4 s on an H100,
+    2026-11-24), in which the GPU idles back to full clock: take it before any timing, so that
+    the first config's cross-check runs as the later ones do."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CUDA]):
+        torch.cuda.synchronize()
 
 
 def escaped_capture(graph_s: float, cupti_s: float | None) -> str | None:

@@ -29,11 +29,13 @@ from cuda_l2_explorer.importer.harness import messages
 from cuda_l2_explorer.importer.harness.audit import audit, capture_blockers
 from cuda_l2_explorer.importer.harness.device import device_info, gpu_label, sm_clock_mhz
 from cuda_l2_explorer.importer.harness.graph import (
+    CuptiTimes,
     GraphBackend,
     cross_check,
     escaped_capture,
     first_line,
     kernel_time_per_call,
+    take_cupti_setup,
 )
 from cuda_l2_explorer.importer.harness.messages import Result
 from cuda_l2_explorer.importer.harness.protocol import (
@@ -489,15 +491,20 @@ def _escaped_captures(
     return escaped
 
 
-def _timing_findings(
-    backend: GraphBackend, name: str, device: list[float], cupti: tuple[float, float] | None
-) -> list:
-    """Audit entries (code, detail, implementation) about how ``name`` was timed."""
+def _timing_findings(backend: GraphBackend, name: str, device: list[float], cupti: CuptiTimes) -> list:
+    """Audit entries (code, detail, implementation) about how ``name`` was timed: not capturable,
+    or graph time against CUPTI's kernel time of the replays after the timing. Short calls compare
+    the timing's own median (their clock holds; under a live profiler, events around tiny replays
+    also time CUPTI's overhead); long calls, whose power-limited clock drifts over the timing's
+    samples, compare the profiled replays timed by events (H100: benchmarks/harness/v3/REPLAY_CUPTI.md)."""
     impl = "kernel" if name == "kernel+padding" else name
     if not backend.captured(name):
         why = backend.not_capturable.get(name, "")
         return [("not-capturable", f"timed by events over eager calls: {why}", impl)]
-    mismatch = cross_check(summarize(device).median, *cupti) if device and cupti else None
+    timed = summarize(device).median if device else None
+    graph_s = cupti.replay_graph_s.get(name) if backend.long_calls else timed
+    kernels = cupti.in_replay.get(name)
+    mismatch = cross_check(graph_s, *kernels) if graph_s and kernels else None
     return [(*mismatch, impl)] if mismatch else []
 
 
@@ -554,6 +561,8 @@ def run_config(
     settings = ProtocolSettings(**job["protocol"])
     if not state.get("gpu_warmed"):
         settings = replace(settings, warmup_s=max(settings.warmup_s, WORKER_WARMUP_S))
+        if settings.mode == "offline" and settings.timing == "graph":
+            take_cupti_setup(torch)
         state["gpu_warmed"] = True
     floor_s = floor_seconds(Shape(m, n, k), gpu_label(state["info"]["gpu_name"])) or 0.0
     accumulator = job["accumulator"]
@@ -613,17 +622,23 @@ def run_config(
     # The SM clock as the timing ends: back-to-back large GEMMs run power-limited, below boost.
     clock.enter("reading clocks")
     sm_clock = sm_clock_mhz(torch)
-    kernel_times: dict[str, tuple[float, float]] = {}
+    kernel_times: dict[str, tuple[float, float, int]] = {}
     if isinstance(backend, GraphBackend):
         # After the timing, as the audit: CUPTI must not be live while we measure.
         clock.enter("cross-checking with CUPTI")
-        kernel_times = kernel_time_per_call(torch, impls, names, CUPTI_CALLS)
-        escaped = _escaped_captures(backend, names, samples, kernel_times)
+        cupti = kernel_time_per_call(torch, impls, names, CUPTI_CALLS, backend)
+        escaped = _escaped_captures(backend, names, samples, cupti.eager)
         if escaped:
             clock.enter("re-timing launches that escaped the graph")
             samples.update(measure(backend, escaped, settings))
+        # Stored: the graph's own kernels as replayed after the timing; a launch that escaped its
+        # graph keeps its eager kernel time (what its work costs).
+        kernel_times = {
+            n: (*cupti.in_replay[n], cupti.replayed_calls) for n in cupti.in_replay if backend.captured(n)
+        }
+        kernel_times |= {n: (*cupti.eager[n], CUPTI_CALLS) for n in cupti.eager if n not in kernel_times}
         for name in names:
-            findings += _timing_findings(backend, name, samples[name].device, kernel_times.get(name))
+            findings += _timing_findings(backend, name, samples[name].device, cupti)
     if "kernel" in impls.fns:
         clock.enter("auditing the launcher")
         findings += audit(torch, impls.fns["kernel"], lambda: impls.inputs.next("kernel"))
@@ -652,7 +667,7 @@ def run_config(
             ("reference_tflops", [flops / h / 1e12 for h in s.host], "TFLOP/s", 1),
         ]
         if name in kernel_times:
-            series.append(("cupti_kernel_time", [kernel_times[name][0]], "s", CUPTI_CALLS))
+            series.append(("cupti_kernel_time", [kernel_times[name][0]], "s", kernel_times[name][2]))
         for metric, values, unit, calls in series:
             if not values:
                 continue

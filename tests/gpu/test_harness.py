@@ -15,6 +15,8 @@ pytestmark = [
     pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU"),
 ]
 
+from cuda_l2_explorer.importer.harness.graph import MIN_CALLS_PER_GRAPH, REPLAYS  # noqa: E402
+
 PLANTED = Path(__file__).resolve().parents[1] / "kernelsets" / "planted"
 FP32_SET = PLANTED / "h100_F32F16F16F32"
 
@@ -138,6 +140,14 @@ def test_harness_3_times_captured_launchers_by_graph_replay(offline_db):
         )
     }
     assert {"device_time", "isolated_call", "host_latency", "cupti_kernel_time"} <= set(metrics)
+    # The cross-check's CUPTI time comes from replays of the same graph, right after the timing
+    # (the power state it left the GPU in), not from eager calls after a pause.
+    (cupti_calls,) = _rows(
+        offline_db,
+        "SELECT calls_per_sample FROM measurements WHERE m = 64 AND n = 64 AND k = 64 "
+        "AND implementation = 'torch.matmul' AND NOT padded AND metric = 'cupti_kernel_time'",
+    )[0]
+    assert cupti_calls % REPLAYS == 0 and cupti_calls >= REPLAYS * MIN_CALLS_PER_GRAPH
     # In a graph, back-to-back calls hide the events' and queue's floor that one call pays.
     assert metrics["device_time"] < metrics["isolated_call"] <= metrics["host_latency"]
     for shape in ("128_128_128", "512_128_256"):  # syncs / allocates on every call

@@ -37,6 +37,7 @@ SHAPES = [
     (1024, 1024, 1024),
     (1, 4096, 4096),  # off-grid
     (777, 1000, 1032),
+    (200, 264, 4104),  # an odd number of N tiles (64 or 128 wide): a multicast pair's partner past N
 ]
 assert tiny.MAX_SPLITS == wgmma.MAX_SPLITS
 SPLITS = (1, 2, 3, 5, 8, tiny.MAX_SPLITS)
@@ -101,8 +102,13 @@ def test_own_kernel_correct_twice(name: str, shape: tuple[int, int, int], worksp
     bptr = bt.data_ptr() if kern.params["b_major"] == "k" else b.data_ptr()
     c = torch.empty(m, n, device="cuda", dtype=torch.float16)
     stream = torch.cuda.current_stream().cuda_stream
+    # A multicast pair and its splits are one cluster of at most MAX_SPLITS CTAs.
+    max_splits = tiny.MAX_SPLITS // int(kern.params.get("multicast_a", 1))
     for splits in SPLITS:
         v = Variant(0, 1, 2, splits) if splits > 1 else Variant()
+        if splits > max_splits:
+            assert not kern.can_implement(m, n, k, v), f"{name} {shape} {v.label}: a cluster over 16 CTAs"
+            continue
         assert kern.can_implement(m, n, k, v), f"{name} {shape} {v.label}"
         assert kern.workspace_bytes(m, n, k, v) == 0
         runs = []

@@ -21,15 +21,15 @@ __device__ __forceinline__ float4 cluster_load(uint32_t cluster_addr) {
 __device__ __forceinline__ void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
 }
-// The sum over ranks 0..splits-1 of the float4 each parked at shared address `mine`, in rank
-// order (the same bits whichever CTA finishes first). Every peer's load is issued before the
-// first add: one DSMEM round trip instead of `splits` in a row.
+// The sum over ranks base, base + stride, ... (splits of them) of the float4 each parked at shared
+// address `mine`, in rank order (the same bits whichever CTA finishes first). Every peer's load
+// is issued before the first add: one DSMEM round trip instead of `splits` in a row.
 template <int kMaxRanks>
-__device__ __forceinline__ float4 cluster_sum(uint32_t mine, int splits) {
+__device__ __forceinline__ float4 cluster_sum(uint32_t mine, int splits, int base = 0, int stride = 1) {
   float4 peer[kMaxRanks];
 #pragma unroll
   for (int r = 0; r < kMaxRanks; ++r)
-    if (r < splits) peer[r] = cluster_load(cluster_map(mine, (uint32_t)r));
+    if (r < splits) peer[r] = cluster_load(cluster_map(mine, (uint32_t)(base + r * stride)));
   float4 sum = peer[0];
 #pragma unroll
   for (int r = 1; r < kMaxRanks; ++r)
@@ -84,12 +84,14 @@ int opt_in_once(std::atomic<unsigned long long>& done, Kernel kernel, int smem_b
   done.fetch_or(bit, std::memory_order_acq_rel);
   return kOk;
 }
-// Launch with the splits of a tile (grid z) as one cluster along z; no cluster for one split.
+// Launch with the splits of a tile (grid z) and `cluster_x` neighbouring tiles along x as one
+// cluster; no cluster for one CTA.
 template <class Kernel, class... Args>
-int launch_split_k(Kernel kernel, dim3 grid, int threads, int smem_bytes, cudaStream_t stream, Args... args) {
+int launch_clustered(Kernel kernel, dim3 grid, int cluster_x, int threads, int smem_bytes, cudaStream_t stream,
+                     Args... args) {
   cudaLaunchAttribute cluster;
   cluster.id = cudaLaunchAttributeClusterDimension;
-  cluster.val.clusterDim.x = 1;
+  cluster.val.clusterDim.x = cluster_x;
   cluster.val.clusterDim.y = 1;
   cluster.val.clusterDim.z = grid.z;
   cudaLaunchConfig_t config = {};
@@ -98,9 +100,14 @@ int launch_split_k(Kernel kernel, dim3 grid, int threads, int smem_bytes, cudaSt
   config.dynamicSmemBytes = smem_bytes;
   config.stream = stream;
   config.attrs = &cluster;
-  config.numAttrs = grid.z > 1 ? 1 : 0;
+  const bool clustered = grid.z > 1 || cluster_x > 1;
+  config.numAttrs = clustered ? 1 : 0;
   if (cudaLaunchKernelEx(&config, kernel, args...) == cudaSuccess) return kOk;
   // A cluster this large may not fit this CTA's resources on one GPC: a launch error, not sticky.
   (void)cudaGetLastError();
-  return grid.z > 1 ? kCannotImplement : kCudaError;
+  return clustered ? kCannotImplement : kCudaError;
+}
+template <class Kernel, class... Args>
+int launch_split_k(Kernel kernel, dim3 grid, int threads, int smem_bytes, cudaStream_t stream, Args... args) {
+  return launch_clustered(kernel, grid, 1, threads, smem_bytes, stream, args...);
 }
