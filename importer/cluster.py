@@ -4,10 +4,11 @@ Teams that outgrow one machine already run a scheduler; we use theirs instead of
 own. Nothing here imports Dask until a cluster is asked for, so a run without ``--cluster`` does
 not need it installed (``pip install 'cuda-l2-explorer[cluster]'`` adds it).
 
-The driver stays the only writer: a task returns its result as a value (an object file's bytes,
-a measurement record), never a path on the worker's disk, and the caller stores it. A worker that
-dies takes its running tasks with it and the scheduler runs them again on another worker (Dask's
-``allowed-failures``, 3 by default), so a killed worker costs only what it had not finished.
+The driver stays the only writer: a task returns its result as a value (an object file's or a
+built kernel module's bytes, a measurement record), never a path on the worker's disk, and the
+caller stores it. A worker that dies takes its running tasks with it and the scheduler runs them
+again on another worker (Dask's ``allowed-failures``, 3 by default), so a killed worker costs only
+what it had not finished.
 """
 
 from __future__ import annotations
@@ -101,13 +102,34 @@ def local_gpu_cluster(gpus: Sequence[int], timeout_s: float = 120.0) -> Iterator
             client.close()
 
 
+def worker_threads(address: str) -> int:
+    """How many tasks the cluster at ``address`` runs at once: its workers' threads, all of them."""
+    with client_for(address) as client:
+        return sum(client.nthreads().values())
+
+
+def worker_name() -> str:
+    """The Dask worker running this task: its ``--name``, else its address."""
+    from distributed import get_worker
+
+    worker = get_worker()
+    return str(worker.name or worker.address)
+
+
 def map_unordered(
-    client: Any, fn: Callable[..., Any], items: Sequence[tuple], *, name: str
+    client: Any,
+    fn: Callable[..., Any],
+    items: Sequence[tuple],
+    *,
+    name: str,
+    on_error: Callable[[Exception], Any] | None = None,
 ) -> Iterator[tuple[int, Any]]:
     """Run ``fn(*item)`` for every item on the cluster; yield (index, result) as each finishes.
 
     Tasks are not pure (a compile's outcome depends on the worker's toolchain), so Dask never
-    answers one from another's result; ``name`` prefixes their keys on the dashboard.
+    answers one from another's result; ``name`` prefixes their keys on the dashboard. A task that
+    failed on every try (its workers died, or it raised) raises here, unless ``on_error`` turns
+    the exception into that task's result, so that the others go on.
     """
     from distributed import as_completed
 
@@ -118,6 +140,12 @@ def map_unordered(
     position = {future.key: i for i, future in enumerate(futures)}
     try:
         for future in as_completed(futures, loop=client.loop):
-            yield position[future.key], future.result()
+            try:
+                result = future.result()
+            except Exception as exc:
+                if on_error is None:
+                    raise
+                result = on_error(exc)
+            yield position[future.key], result
     finally:
         client.cancel([f for f in futures if not f.done()])

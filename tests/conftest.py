@@ -189,11 +189,20 @@ def dask_cluster(tmp_path):
     try:
         yield start
     finally:
-        for p in procs:
+        # Workers first, each gone before the next: a worker stopped with its scheduler hangs in
+        # its goodbye to it (until the SIGKILL 20 s on).
+        for p in reversed(procs):
             if p.poll() is None:
                 os.killpg(p.pid, signal.SIGTERM)
-        for p in procs:
             try:
                 p.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 os.killpg(p.pid, signal.SIGKILL)
+
+
+@pytest.fixture
+def fake_config(tmp_path_factory):
+    """A kernel build config for an H100 against fake torch headers (tests/build_fixtures.py)."""
+    from build_fixtures import fake_build_config
+
+    return fake_build_config(tmp_path_factory.mktemp("fake-torch"))

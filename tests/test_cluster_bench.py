@@ -14,6 +14,7 @@ import pytest
 
 pytest.importorskip("distributed")
 
+from build_fixtures import PLANTED32, needs_nvcc
 from cuda_l2_explorer.db.errors import UsageError
 from cuda_l2_explorer.db.shapes import Shape
 from cuda_l2_explorer.db.store import Store
@@ -79,6 +80,37 @@ def test_a_run_on_the_cluster_survives_a_killed_gpu_worker(dask_cluster, db_path
     assert params["cluster"] == address
     # Per-worker progress, live: each worker's phases reach the driver's progress line.
     assert any("w0: measuring" in line for line in shown) and any("w1: measuring" in line for line in shown)
+
+
+@needs_nvcc
+def test_bench_of_an_imported_set_compiles_it_on_the_cluster(
+    cli, dask_cluster, db_path, fake_config, tmp_path, monkeypatch
+):
+    """bench --set <imported set> --cluster: its kernels compile on the cluster's workers, for the
+    set's GPU (this machine has none), into this machine's cache; the same workers measure them."""
+    from cuda_l2_explorer.importer.harness import build as kb
+
+    address, _ = dask_cluster(2, *GPU_WORKER, env={"CUDA_L2_EXPLORER_WORKER": str(FAKE)})
+    asked: list[str] = []
+
+    def make_config(device: str = "auto", **_) -> kb.BuildConfig:
+        asked.append(device)
+        return fake_config  # an H100's, with the fake torch headers
+
+    monkeypatch.setattr(kb, "make_config", make_config)
+    monkeypatch.setenv("CUDA_L2_EXPLORER_BUILD_CACHE", str(tmp_path / "kernels"))
+    result = cli(
+        "--db", db_path, "bench", "--set", PLANTED32, "--mnk", "64_64_64,128_128_128",
+        "--baselines", "cuBLAS-nn", "--cluster", address, "--progress", "none", "--json",
+    )  # fmt: skip
+    assert result.code == 0, result.err
+    (run,) = result.json()
+    assert run["status"] == "complete" and run["measured_now"] == 2
+    assert asked == ["h100"]
+    metas = [json.loads(p.read_text()) for p in (tmp_path / "kernels").glob("*/build.json")]
+    assert len(metas) == 2 and all(m["built_on"] in {"w0", "w1"} for m in metas)
+    with Store.open(db_path, read_only=True) as store:
+        assert store.scalar("SELECT count(*) FROM kernels WHERE build_status = 'ok'") == 2
 
 
 def test_a_cluster_without_gpu_workers_is_refused(dask_cluster, db_path):

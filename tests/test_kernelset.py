@@ -8,16 +8,19 @@ on a machine without torch. The real thing, against torch, is tests/gpu/test_ker
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import re
+import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+from build_fixtures import needs_nvcc
 from cuda_l2_explorer.db.errors import BadInputError, IOFailure, UsageError
 from cuda_l2_explorer.db.shapes import Shape
 from cuda_l2_explorer.importer.harness import build as kb
-from cuda_l2_explorer.importer.harness import toolchain
 from cuda_l2_explorer.importer.kernelset import (
     KernelFile,
     entry_point,
@@ -453,83 +456,8 @@ def test_without_torch_the_toolchain_error_is_clear(tmp_path):
 
 
 # ----------------------------------------------------------------------------------------------
-# Build: real nvcc against fake torch headers
+# Build: real nvcc against fake torch headers (tests/build_fixtures.py)
 # ----------------------------------------------------------------------------------------------
-
-NVCC = toolchain.find_nvcc()
-needs_nvcc = pytest.mark.skipif(NVCC is None, reason="nvcc not on PATH")
-
-# Just enough of torch/extension.h (and the two headers the planted kernels also include) for the
-# wrapper and simple kernels to compile: types and macros, no behaviour.
-FAKE_EXTENSION_H = """\
-#pragma once
-#include <cstdint>
-#include <initializer_list>
-#include <cuda_runtime.h>
-#include <cuda_fp16.h>
-namespace c10 { struct Half { uint16_t x; }; enum class ScalarType { Half, Float }; }
-namespace at {
-using Half = c10::Half;
-using ScalarType = c10::ScalarType;
-struct TensorOptions { TensorOptions dtype(ScalarType) const { return *this; } };
-struct Tensor {
-  bool is_cuda() const { return true; }
-  ScalarType scalar_type() const { return ScalarType::Half; }
-  int64_t dim() const { return 2; }
-  bool is_contiguous() const { return true; }
-  int64_t size(int64_t) const { return 1; }
-  template <typename T> T* data_ptr() const { return nullptr; }
-  TensorOptions options() const { return {}; }
-  Tensor& copy_(const Tensor&) { return *this; }
-};
-inline Tensor empty(std::initializer_list<int64_t>, TensorOptions) { return {}; }
-namespace cuda {
-struct CUDAStream { operator cudaStream_t() const { return nullptr; } };
-inline CUDAStream getCurrentCUDAStream() { return {}; }
-}
-}
-namespace torch {
-using at::Tensor;
-using at::empty;
-constexpr auto kHalf = c10::ScalarType::Half;
-constexpr auto kFloat32 = c10::ScalarType::Float;
-}
-template <typename... T> inline void torch_check_(bool, T&&...) {}
-#define TORCH_CHECK(cond, ...) torch_check_((cond), __VA_ARGS__)
-namespace pybind11 {
-struct arg { arg(const char*) {} };
-struct gil_scoped_release {};
-template <typename... T> struct call_guard {};
-struct module_ {
-  template <typename F, typename... E> module_& def(const char*, F&&, E&&...) { return *this; }
-};
-}
-namespace py = pybind11;
-#define PYBIND11_MODULE(name, m) void pybind11_init_##name(pybind11::module_& m)
-"""
-
-
-@pytest.fixture
-def fake_config(tmp_path_factory) -> kb.BuildConfig:
-    inc = tmp_path_factory.mktemp("fake-torch")
-    (inc / "torch").mkdir()
-    (inc / "torch" / "extension.h").write_text(FAKE_EXTENSION_H)
-    (inc / "ATen" / "cuda").mkdir(parents=True)
-    (inc / "ATen" / "cuda" / "CUDAContext.h").write_text("#pragma once\n#include <torch/extension.h>\n")
-    (inc / "c10" / "cuda").mkdir(parents=True)
-    (inc / "c10" / "cuda" / "CUDAException.h").write_text(
-        "#pragma once\n#define C10_CUDA_CHECK(x) (void)(x)\n#define C10_CUDA_KERNEL_LAUNCH_CHECK() (void)0\n"
-    )
-    info = kb.TorchBuildInfo(
-        version="fake",
-        include_dirs=(str(inc),),
-        library_dirs=(),
-        cxx11_abi=1,
-        python_include=str(inc),
-        python_tag="fake",
-        libraries=(),
-    )
-    return kb.make_config("h100", torch_info=info, cutlass=None, cuda_link=("-lcudart",), timeout_s=300)
 
 
 def kernel_file(path: Path, function: str = "cuda_l2_h100_fp32") -> KernelFile:
@@ -650,6 +578,21 @@ def fake_nvcc(tmp_path: Path, body: str) -> str:
     return str(script)
 
 
+def test_a_worker_compiles_only_with_the_versions_the_key_names(tmp_path, monkeypatch):
+    """A cluster worker's own nvcc and CUTLASS (the library build's and an imported set's)."""
+    monkeypatch.setenv("NVCC", fake_nvcc(tmp_path, 'echo "Cuda compilation tools, release 99.9, V99.9.1"'))
+    ours = "release 99.9, V99.9.1"
+    cutlass = kb.CutlassInfo(root="/c", include_dirs=("/c/include",), version="4.2.0")
+    assert kb.worker_toolchain(ours, None) == (os.environ["NVCC"], None)
+    assert kb.worker_toolchain(ours, "4.2.0", lambda: cutlass) == (os.environ["NVCC"], cutlass)
+    with pytest.raises(kb.ToolchainError, match=re.escape(f"nvcc is {ours!r}, the build's is 'release 13")):
+        kb.worker_toolchain("release 13.0, V13.0.88", None)
+    with pytest.raises(kb.ToolchainError, match=re.escape("CUTLASS headers are none, the build's 4.2.0")):
+        kb.worker_toolchain(ours, "4.2.0", lambda: None)
+    with pytest.raises(kb.ToolchainError, match=re.escape("CUTLASS headers are 4.2.0, the build's 3.9.2")):
+        kb.worker_toolchain(ours, "3.9.2", lambda: cutlass)
+
+
 def test_timeout_kills_the_build_and_leaves_no_entry(tmp_path):
     pidfile = tmp_path / "pids"
     nvcc = fake_nvcc(tmp_path, f'echo "compiling..."\nsleep 60 &\necho $! >> {pidfile}\nwait\n')
@@ -661,15 +604,44 @@ def test_timeout_kills_the_build_and_leaves_no_entry(tmp_path):
     assert time.monotonic() - start < 30
     assert not result.ok and "timed out" in result.reason and "compiling..." in result.log
     assert cache_entries(cache) == []
-    child = int(pidfile.read_text().split()[0])
-    for _ in range(50):  # the whole process group was killed, the background sleep included
+    assert_gone(int(pidfile.read_text().split()[0]))  # the background sleep too
+
+
+def assert_gone(pid: int) -> None:
+    """``pid`` is gone within 5 s: nvcc's whole process group was killed."""
+    for _ in range(50):
         try:
-            os.kill(child, 0)
+            os.kill(pid, 0)
         except ProcessLookupError:
-            break
+            return
         time.sleep(0.1)
-    else:
-        pytest.fail("nvcc's child process survived the timeout")
+    pytest.fail(f"nvcc's child process {pid} survived")
+
+
+def test_an_interrupt_kills_the_builds_still_running(tmp_path):
+    pidfile = tmp_path / "pids"
+    nvcc = fake_nvcc(
+        tmp_path,
+        f"if grep -q 128_128_128 wrapper.cu; then sleep 60 & echo $! >> {pidfile}; wait; fi\n"
+        f"while [ ! -s {pidfile} ]; do sleep 0.05; done\n"  # the fast one ends while the slow one runs
+        'while [ "$1" != "-o" ]; do shift; done\necho module > "$2"\n',
+    )
+    folder = make_set(tmp_path, {"64_64_64.cu": GOOD, "128_128_128.cu": GOOD + "// slow\n"})
+
+    def interrupt(file, result) -> None:
+        raise KeyboardInterrupt  # Ctrl-C, while the slow one compiles
+
+    # Kept, as a handler holds the exception: its traceback keeps build_all's frame alive.
+    with pytest.raises(KeyboardInterrupt) as caught:
+        kb.build_all(
+            scan_set(folder).files,
+            jobs=2,
+            config=config(nvcc=nvcc),
+            cache_dir=tmp_path / "cache",
+            on_result=interrupt,
+        )
+    assert_gone(int(pidfile.read_text().split()[0]))
+    assert caught.traceback
 
 
 def test_failed_build_that_wrote_output_leaves_no_entry(tmp_path):
@@ -716,3 +688,23 @@ def test_stale_temporary_folders_are_cleaned(tmp_path):
 
 def test_build_all_of_nothing():
     assert kb.build_all([], config=config()) == {}
+
+
+def test_a_build_without_a_cluster_imports_no_dask(tmp_path):
+    """Dask is for --cluster alone: the plain path compiles (here nvcc is /bin/false, so it fails
+    to) without importing it."""
+    folder = make_set(tmp_path, {"64_64_64.cu": GOOD})
+    code = f"""if True:
+        import json, sys
+        from cuda_l2_explorer.importer.harness import build as kb
+        from cuda_l2_explorer.importer.kernelset import scan_set
+        torch = kb.TorchBuildInfo("fake", (), (), 1, "/fake/python", "fake")
+        config = kb.BuildConfig("sm_90a", "/bin/false", "fake", torch)
+        files = scan_set({str(folder)!r}).files
+        (result,) = kb.build_all(files, config=config, cache_dir={str(tmp_path / "cache")!r}).values()
+        dask = sorted(m for m in sys.modules if m.split(".")[0] in ("dask", "distributed"))
+        print(json.dumps([result.reason, dask]))
+    """
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    reason, dask = json.loads(out)
+    assert reason.startswith("nvcc failed (exit status 1)") and dask == []

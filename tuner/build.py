@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cuda_l2_explorer.importer.cluster import ClusterError, client_for, map_unordered
-from cuda_l2_explorer.importer.harness.build import CutlassInfo
+from cuda_l2_explorer.importer.harness.build import CutlassInfo, ToolchainError, worker_toolchain
 from cuda_l2_explorer.importer.harness.build import find_cutlass as _find_cutlass
 from cuda_l2_explorer.importer.harness.toolchain import find_nvcc, nvcc_version
 from cuda_l2_explorer.tuner import catalog as cat
@@ -163,19 +163,11 @@ def compile_source(source_text: str, key: str, nvcc: str, include_dirs: Sequence
 def compile_on_worker(source_text: str, key: str, cutlass_version: str | None, nvcc_ver: str) -> Outcome:
     """A cluster task: compile one TU with the worker's own nvcc (and CUTLASS headers), which must
     be the versions the object's cache key names."""
-    nvcc = find_nvcc()
-    if not nvcc:
-        return None, 0.0, "this worker has no nvcc (set NVCC or CUDA_HOME there)", []
-    if (found_ver := nvcc_version(nvcc)) != nvcc_ver:
-        return None, 0.0, f"this worker's nvcc is {found_ver!r}, the build's is {nvcc_ver!r}", []
-    includes: Sequence[str] = ()
-    if cutlass_version is not None:
-        found = find_cutlass()
-        if found is None or found.version != cutlass_version:
-            have = found.version if found is not None else "none"
-            return None, 0.0, f"this worker's CUTLASS headers are {have}, the build's {cutlass_version}", []
-        includes = found.include_dirs
-    return compile_source(source_text, key, nvcc, includes)
+    try:
+        nvcc, cutlass = worker_toolchain(nvcc_ver, cutlass_version, find_cutlass)
+    except ToolchainError as exc:
+        return None, 0.0, str(exc), []
+    return compile_source(source_text, key, nvcc, cutlass.include_dirs if cutlass else ())
 
 
 def _record(unit: Unit, out: Path, outcome: Outcome, nvcc_ver: str) -> UnitResult:

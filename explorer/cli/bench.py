@@ -58,8 +58,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--cluster",
         metavar="tcp://HOST:8786",
         help="measure on an existing Dask cluster's GPU workers (one per GPU, started with "
-        "--nthreads 1 --resources GPU=1; the kernels must be at the same path on each): "
-        "pip install 'cuda-l2-explorer[cluster]'",
+        "--nthreads 1 --resources GPU=1; the kernels must be at the same path on each), and "
+        "compile an imported set's kernels on its workers: pip install 'cuda-l2-explorer[cluster]'",
     )
     p.add_argument(
         "--resume",
@@ -95,7 +95,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(harness 2's method; stored as issue_bound_time, never as device time)",
     )
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="parallel kernel builds")
+    p.add_argument(
+        "--jobs",
+        type=int,
+        default=os.cpu_count() or 2,
+        help="parallel kernel builds here (with --cluster, the cluster's worker threads instead)",
+    )
     p.add_argument(
         "--library", metavar="PATH", help="our kernel library, for a set with a manifest.json (loaded: code)"
     )

@@ -82,7 +82,7 @@ class BenchRequest:
     rotation_cap: int = ROTATION_CAP  # cold L2: the most input sets rotated
     timing: str = "graph"  # offline: "graph" (device time) or "eager" (issue-bound, harness 2's way)
     seed: int = 0
-    jobs: int = 2  # parallel kernel builds
+    jobs: int = 2  # parallel kernel builds here (with a cluster, its workers' threads)
     library: str | None = None  # our compiled kernel library, for a set with a manifest.json
     command_line: str = "cuda-l2-explorer bench"
 
@@ -217,7 +217,7 @@ def run_bench(request: BenchRequest, feedback: Feedback = SILENT) -> BenchRun:
         plan,
         pending,
         lambda batch: _build(request, scan, set_id, batch, feedback),
-        build_batch_size(request.jobs),
+        build_batch_size(_build_slots(request)),
         resume,
         lambda batch_plan, batch_resume: run_plan(
             batch_plan, batch_resume, store_path, request.command_line, feedback
@@ -229,6 +229,15 @@ def build_batch_size(jobs: int) -> int:
     """Configs built per batch: one round of the parallel nvcc jobs (an imported set's kernel
     takes ~2 minutes of one core to compile), then measured before the next batch is built."""
     return max(8, jobs)
+
+
+def _build_slots(request: BenchRequest) -> int:
+    """How many kernels compile at once: ``--jobs`` here, or every thread of the cluster's workers."""
+    if not request.cluster:
+        return request.jobs
+    from cuda_l2_explorer.importer.cluster import worker_threads
+
+    return worker_threads(request.cluster)
 
 
 def measure_in_batches(
@@ -337,7 +346,7 @@ def _run_manifest_set(
 def _build(request: BenchRequest, scan, set_id: str, shapes: list[Shape], feedback: Feedback) -> dict:
     """Build the set's kernels for ``shapes`` (parallel, cached; the store is not held meanwhile)
     and record them in the store in one short transaction."""
-    from cuda_l2_explorer.importer.harness.build import build_all
+    from cuda_l2_explorer.importer.harness.build import build_all, make_config
     from cuda_l2_explorer.importer.harness.plan import KernelEntry
     from cuda_l2_explorer.importer.kernelset import padded_shape
 
@@ -346,9 +355,18 @@ def _build(request: BenchRequest, scan, set_id: str, shapes: list[Shape], feedba
     if missing:
         feedback.say(f"{len(missing)} config(s) have no kernel file in {scan.root}; baselines only for those")
     files = [by_shape[s] for s in shapes if s in by_shape]
-    bar = feedback.bar("building kernels")
+    # On a cluster the kernels run on its GPU workers, not on a GPU here: the set's label (h100:
+    # sm_90a) names their arch, and the workers compile with this config, not a guess of their own.
+    config = make_config(scan.device) if request.cluster else None
+    bar = feedback.bar(f"building kernels on {request.cluster}" if request.cluster else "building kernels")
     try:
-        results = build_all(files, jobs=request.jobs, progress=lambda done, total: bar.steps(done, total))
+        results = build_all(
+            files,
+            jobs=request.jobs,
+            progress=lambda done, total: bar.steps(done, total),
+            config=config,
+            cluster=request.cluster,
+        )
     finally:
         bar.close()
     # Our library's sets carry a manifest.json and never come here: a SPEC section 4 folder is

@@ -10,9 +10,15 @@ Cache: ``<cache>/<key>/<module>.so`` with ``build.json`` (command, seconds, comp
 key's inputs) and the wrapper beside it. The key is a sha256 over the file's bytes, the wrapper
 template, the entry point, the flags, the arch, ``nvcc --version``, the torch version and C++
 ABI, the Python ABI and the CUTLASS version and path, so files with identical text share one
-build. A build happens in a temporary folder inside the cache (nvcc's own temporaries too) that is
-renamed into place only when it succeeded: a failed, timed-out or killed build leaves no entry.
-Failures are not cached; a file that does not compile is simply rebuilt next time.
+build. A build compiles in a temporary folder (nvcc's own temporaries too) and gives back the
+module's bytes; the entry is then written in a temporary folder inside the cache and renamed into
+place whole: a failed, timed-out or killed build leaves no entry. Failures are not cached; a file
+that does not compile is simply rebuilt next time.
+
+Where it compiles: ``jobs`` nvcc processes here, or (``cluster``, a Dask scheduler's address) the
+cluster's workers, each with this config's arch and flags and its own nvcc and CUTLASS headers of
+the versions the key names (importer/cluster.py). The cache stays here: only the builds it lacks
+are sent out, and only this process writes it.
 
 Only the standard library is imported at module level; torch is imported by the functions that
 need it (:func:`torch_build_info`, :func:`arch_for_current_gpu`, :func:`load_module`).
@@ -38,14 +44,16 @@ import sysconfig
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import closing
+from dataclasses import asdict, dataclass, field, replace
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
 from cuda_l2_explorer.db.errors import NoGPUError, UsageError
+from cuda_l2_explorer.importer.cluster import client_for, map_unordered, worker_name
 from cuda_l2_explorer.importer.harness import toolchain
 from cuda_l2_explorer.importer.kernelset import KernelFile
 
@@ -290,6 +298,17 @@ def _cuda_link(nvcc: str) -> tuple[str, ...]:
     return ("-lcudart", f"-L{dev.lib_dir}", f"-l:{dev.cublas}")
 
 
+def nvcc_and_version(nvcc: str | None = None) -> tuple[str, str]:
+    """``nvcc`` (this machine's when None: :func:`toolchain.find_nvcc`) and its version."""
+    nvcc = nvcc or toolchain.find_nvcc()
+    if not nvcc:
+        raise ToolchainError("nvcc not found (set NVCC or CUDA_HOME, or put nvcc on the PATH)")
+    try:
+        return nvcc, toolchain.nvcc_version(nvcc)
+    except toolchain.NativeBuildError as exc:
+        raise ToolchainError(str(exc)) from exc
+
+
 def make_config(
     device: str = "auto",
     *,
@@ -307,13 +326,7 @@ def make_config(
     None for none, or a folder. ``ndebug`` adds -DNDEBUG (our own kernels; off for imported sets,
     as the reference built them). Raises ToolchainError when nvcc or torch is missing.
     """
-    nvcc = nvcc or toolchain.find_nvcc()
-    if not nvcc:
-        raise ToolchainError("nvcc not found (set NVCC or CUDA_HOME, or put nvcc on the PATH)")
-    try:
-        nvcc_ver = toolchain.nvcc_version(nvcc)
-    except toolchain.NativeBuildError as exc:
-        raise ToolchainError(str(exc)) from exc
+    nvcc, nvcc_ver = nvcc_and_version(nvcc)
     if cutlass is _AUTO:
         cut = find_cutlass()
     elif cutlass is None or isinstance(cutlass, CutlassInfo):
@@ -333,6 +346,30 @@ def make_config(
         extra_flags=tuple(extra_flags),
         timeout_s=float(timeout_s),
     )
+
+
+def worker_toolchain(
+    nvcc_version: str, cutlass_version: str | None, find: Callable[[], CutlassInfo | None] = find_cutlass
+) -> tuple[str, CutlassInfo | None]:
+    """This machine's nvcc and (when ``cutlass_version`` is given) CUTLASS headers, as ``find``
+    finds them. A cluster worker compiles with its own tools, whose paths may differ from the
+    driver's; their versions, which the driver's cache key names, must not: ToolchainError."""
+    try:
+        nvcc, found = nvcc_and_version()
+    except ToolchainError as exc:
+        raise ToolchainError(f"this worker has no usable nvcc: {exc}") from exc
+    if found != nvcc_version:
+        raise ToolchainError(f"this worker's nvcc is {found!r}, the build's is {nvcc_version!r}")
+    if cutlass_version is None:
+        return nvcc, None
+    try:
+        cutlass = find()
+    except UsageError as exc:  # $CUTLASS_DIR names no CUTLASS
+        raise ToolchainError(str(exc)) from exc
+    if cutlass is None or cutlass.version != cutlass_version:
+        have = cutlass.version if cutlass is not None else "none"
+        raise ToolchainError(f"this worker's CUTLASS headers are {have}, the build's {cutlass_version}")
+    return nvcc, cutlass
 
 
 # ----------------------------------------------------------------------------------------------
@@ -433,7 +470,8 @@ class BuildResult:
 
 
 def _failure(reason: str, log: str = "", seconds: float = 0.0, key: str = "") -> BuildResult:
-    return BuildResult(False, None, trim_log(log) if log else reason, seconds, False, key, reason)
+    """A failed build; ``log`` is the compiler's output, already trimmed (the reason when empty)."""
+    return BuildResult(False, None, log or reason, seconds, False, key, reason)
 
 
 class _ProcessRunner:
@@ -494,12 +532,129 @@ class _ProcessRunner:
             self._kill(proc)
 
 
+# What a build folder holds besides the module: the wrapper that includes the kernel file.
+WRAPPER = "wrapper.cu"
+
+
+@dataclass(frozen=True)
+class BuildTask:
+    """One build as it travels to whatever compiles it (a thread here, or a cluster's worker):
+    the kernel file's bytes, which the key names, where the file is, and its entry point."""
+
+    key: str
+    source: Path  # absolute, on the driver
+    text: bytes
+    function: str
+
+
+@dataclass(frozen=True)
+class CompileRecord:
+    """What compiling one build gives back, wherever it ran (a cluster task returns it as a value):
+    the module's bytes (None when it failed), the compiler's log (trimmed), seconds, a one-line
+    reason when it failed, the command (the wrapper and the module named inside the build folder)
+    and the Dask worker that compiled it ('' for this process)."""
+
+    module: bytes | None
+    log: str
+    seconds: float
+    reason: str = ""
+    command: tuple[str, ...] = ()
+    built_on: str = ""
+
+
+def _failed(reason: str, log: str = "", seconds: float = 0.0) -> CompileRecord:
+    return CompileRecord(None, trim_log(log) if log else reason, seconds, reason)
+
+
+def _holds(path: Path, data: bytes) -> bool:
+    try:
+        return path.read_bytes() == data
+    except OSError:
+        return False
+
+
+def _source_for(task: BuildTask, work: Path) -> Path:
+    """The file to compile: the original when this machine holds it with the bytes the key names
+    (one host, a shared file system: the log names it, and its own quoted #includes resolve
+    beside it), else a copy of those bytes in the build folder."""
+    if _holds(task.source, task.text):
+        return task.source
+    copy = work / task.source.name
+    copy.write_bytes(task.text)
+    return copy
+
+
+def _compile_in(work: Path, task: BuildTask, config: BuildConfig, runner: _ProcessRunner) -> CompileRecord:
+    module = module_name(task.key)
+    source = _source_for(task, work)
+    try:
+        (work / WRAPPER).write_text(render_wrapper(source, task.function, module))
+    except ValueError as exc:
+        return _failed(str(exc))
+    output = work / f"{module}.so"
+    cmd = compile_command(config, WRAPPER, output.name, module)  # relative to ``work``, nvcc's cwd
+    env = dict(os.environ, TMPDIR=str(work))  # nvcc's intermediates go with the build folder
+    start = time.monotonic()
+    status, log, timed_out = runner.run(cmd, config.timeout_s, work, env)
+    seconds = time.monotonic() - start
+    if timed_out:
+        return _failed(f"nvcc timed out after {config.timeout_s:g} s", log, seconds)
+    if status != 0 or not output.is_file():
+        first = next((ln.strip() for ln in log.splitlines() if "error" in ln.lower()), "")
+        why = f"nvcc failed (exit status {status})" + (f": {first}" if first else "")
+        return _failed(why[:300], log or why, seconds)
+    if not _holds(source, task.text):
+        return _failed(f"{task.source} changed while it was being built", log, seconds)
+    return CompileRecord(output.read_bytes(), trim_log(log), seconds, command=tuple(cmd))
+
+
+def compile_task(
+    task: BuildTask, config: BuildConfig, runner: _ProcessRunner, scratch: Path | None = None
+) -> CompileRecord:
+    """Compile one build in a fresh folder under ``scratch`` (the system's temporary folder when
+    None), removed when done: the module comes back as bytes, for the driver to cache."""
+    try:
+        if scratch is not None:
+            scratch.mkdir(parents=True, exist_ok=True)
+        work = Path(tempfile.mkdtemp(prefix=f".tmp-{task.key[:16]}-", dir=scratch))
+    except OSError as exc:
+        where = scratch or tempfile.gettempdir()
+        return _failed(f"cannot make a build folder in {where}: {exc.strerror or exc}")
+    try:
+        return _compile_in(work, task, config, runner)
+    except OSError as exc:
+        return _failed(f"build folder error: {exc.strerror or exc}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _worker_config(config: BuildConfig) -> BuildConfig:
+    """The driver's config with this worker's own nvcc and CUTLASS headers. ToolchainError when
+    their versions are not the ones the key names, or torch's headers are not where the driver's
+    config says (every worker needs the driver's environment at the same path)."""
+    nvcc, cutlass = worker_toolchain(config.nvcc_version, config.cutlass.version if config.cutlass else None)
+    absent = next((d for d in config.torch.include_dirs if not os.path.isdir(d)), None)
+    if absent is not None:
+        raise ToolchainError(f"this worker has no torch headers at {absent}, where the driver has them")
+    return replace(config, nvcc=nvcc, cutlass=cutlass)
+
+
+def compile_on_worker(task: BuildTask, config: BuildConfig) -> CompileRecord:
+    """A cluster task: one build with the driver's config (the arch and flags of the GPU the
+    kernels are for, not a guess of this worker's) and this worker's own nvcc and CUTLASS."""
+    name = worker_name()
+    try:
+        own = _worker_config(config)
+    except ToolchainError as exc:
+        return replace(_failed(f"{name}: {exc}"), built_on=name)
+    return replace(compile_task(task, own, _ProcessRunner()), built_on=name)
+
+
 @dataclass
 class _Job:
-    key: str
-    source: Path
-    sha256: str
-    function: str
+    """A build and the files that share it (identical contents)."""
+
+    task: BuildTask
     files: list[KernelFile] = field(default_factory=list)
 
 
@@ -508,15 +663,15 @@ def _prepare(file: KernelFile, config: BuildConfig) -> _Job | BuildResult:
         data = Path(file.path).read_bytes()
     except OSError as exc:
         return _failure(f"cannot read {file.path}: {exc.strerror or exc}")
-    digest = hashlib.sha256(data).hexdigest()
-    if file.sha256 and digest != file.sha256:
+    if file.sha256 and hashlib.sha256(data).hexdigest() != file.sha256:
         return _failure(f"{file.path} changed since it was scanned")
     key = build_key(data, file.function, config)
-    return _Job(key=key, source=Path(os.path.abspath(file.path)), sha256=digest, function=file.function)
+    return _Job(BuildTask(key, Path(os.path.abspath(file.path)), data, file.function))
 
 
-def _cached(entry: Path, module: str, key: str) -> BuildResult | None:
-    so = entry / f"{module}.so"
+def _cached(cache: Path, key: str) -> BuildResult | None:
+    entry = cache / key
+    so = entry / f"{module_name(key)}.so"
     meta_path = entry / "build.json"
     if not (so.is_file() and meta_path.is_file()):
         return None
@@ -551,83 +706,130 @@ def _discard(entry: Path, cache: Path, key: str) -> None:
     shutil.rmtree(trash, ignore_errors=True)
 
 
-def _build_job(
-    job: _Job, config: BuildConfig, cache: Path, runner: _ProcessRunner, force: bool
+def _meta(task: BuildTask, record: CompileRecord, config: BuildConfig, entry: Path) -> dict[str, Any]:
+    """build.json: how the entry was made, its command naming the files where they now lie."""
+    here = {WRAPPER, f"{module_name(task.key)}.so"}
+    return {
+        "key": task.key,
+        "module": module_name(task.key),
+        "source": str(task.source),
+        "source_sha256": hashlib.sha256(task.text).hexdigest(),
+        "function": task.function,
+        "command": [str(entry / a) if a in here else a for a in record.command],
+        "seconds": round(record.seconds, 3),
+        "log": record.log,
+        "arch": config.arch,
+        "nvcc": config.nvcc_version,
+        "torch": config.torch.version,
+        "cutlass": None if config.cutlass is None else asdict(config.cutlass),
+        "ndebug": config.ndebug,
+        "built_on": record.built_on or None,  # a cluster worker's name; None: the driver
+        "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+
+
+def _store(
+    task: BuildTask, record: CompileRecord, config: BuildConfig, cache: Path, force: bool
 ) -> BuildResult:
-    module = module_name(job.key)
-    entry = cache / job.key
-    if not force:
-        hit = _cached(entry, module, job.key)
-        if hit is not None:
-            return hit
+    """Keep a compiled module in the cache: its entry is written in a temporary folder and renamed
+    into place whole. Only the driver writes here, whichever machine compiled."""
+    if record.module is None:
+        return _failure(record.reason, record.log, record.seconds, task.key)
+    module = module_name(task.key)
+    entry = cache / task.key
     try:
         cache.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{job.key[:16]}-", dir=cache))
+        tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{task.key[:16]}-", dir=cache))
     except OSError as exc:
-        return _failure(f"cannot write the build cache {cache}: {exc.strerror or exc}", key=job.key)
+        return _failure(f"cannot write the build cache {cache}: {exc.strerror or exc}", key=task.key)
     try:
-        try:
-            wrapper_text = render_wrapper(job.source, job.function, module)
-        except ValueError as exc:
-            return _failure(str(exc), key=job.key)
-        wrapper = tmp / "wrapper.cu"
-        wrapper.write_text(wrapper_text)
-        output = tmp / f"{module}.so"
-        cmd = compile_command(config, wrapper, output, module)
-        env = dict(os.environ, TMPDIR=str(tmp))  # nvcc's intermediates go with the build folder
-        start = time.monotonic()
-        status, log, timed_out = runner.run(cmd, config.timeout_s, tmp, env)
-        seconds = time.monotonic() - start
-        if timed_out:
-            return _failure(f"nvcc timed out after {config.timeout_s:g} s", log, seconds, job.key)
-        if status != 0 or not output.is_file():
-            first = next((ln.strip() for ln in log.splitlines() if "error" in ln.lower()), "")
-            why = f"nvcc failed (exit status {status})" + (f": {first}" if first else "")
-            return _failure(why[:300], log or why, seconds, job.key)
-        try:
-            same = hashlib.sha256(job.source.read_bytes()).hexdigest() == job.sha256
-        except OSError:
-            same = False
-        if not same:
-            return _failure(f"{job.source} changed while it was being built", log, seconds, job.key)
-        final_cmd = [str(entry / Path(a).name) if a in (str(wrapper), str(output)) else a for a in cmd]
-        meta = {
-            "key": job.key,
-            "module": module,
-            "source": str(job.source),
-            "source_sha256": job.sha256,
-            "function": job.function,
-            "command": final_cmd,
-            "seconds": round(seconds, 3),
-            "log": trim_log(log),
-            "arch": config.arch,
-            "nvcc": config.nvcc_version,
-            "torch": config.torch.version,
-            "cutlass": None if config.cutlass is None else asdict(config.cutlass),
-            "ndebug": config.ndebug,
-            "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        }
-        (tmp / "build.json").write_text(json.dumps(meta, indent=1))
-        if entry.exists() and (force or _cached(entry, module, job.key) is None):
-            _discard(entry, cache, job.key)  # replaced on request, or a broken entry made by hand
+        so = tmp / f"{module}.so"
+        so.write_bytes(record.module)
+        so.chmod(0o755)  # as nvcc writes it
+        (tmp / WRAPPER).write_text(render_wrapper(task.source, task.function, module))
+        (tmp / "build.json").write_text(json.dumps(_meta(task, record, config, entry), indent=1))
+        if entry.exists() and (force or _cached(cache, task.key) is None):
+            _discard(entry, cache, task.key)  # replaced on request, or a broken entry made by hand
         try:
             os.rename(tmp, entry)
         except OSError:
             # Another process finished the same build first: use its entry.
-            hit = _cached(entry, module, job.key)
-            if hit is not None:
-                return BuildResult(True, hit.module_path, trim_log(log), seconds, False, job.key)
-            return _failure(f"cannot move the build into {entry}", log, seconds, job.key)
-        return BuildResult(True, entry / f"{module}.so", trim_log(log), seconds, False, job.key)
-    except OSError as exc:
-        return _failure(f"build folder error: {exc.strerror or exc}", key=job.key)
+            hit = _cached(cache, task.key)
+            if hit is None:
+                return _failure(f"cannot move the build into {entry}", record.log, record.seconds, task.key)
+            return BuildResult(True, hit.module_path, record.log, record.seconds, False, task.key)
+        return BuildResult(True, entry / f"{module}.so", record.log, record.seconds, False, task.key)
+    except (OSError, ValueError) as exc:
+        return _failure(f"build folder error: {exc}", key=task.key)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
 
 
+def _lost(exc: Exception) -> CompileRecord:
+    """A build the cluster gave up on (its workers died on every try): that file's failure."""
+    return _failed(f"the cluster could not build it: {exc!r}"[:300])
+
+
+def _compiled_here(
+    tasks: Sequence[BuildTask], config: BuildConfig, scratch: Path, jobs: int
+) -> Iterator[tuple[int, CompileRecord]]:
+    runner = _ProcessRunner()
+    pool = ThreadPoolExecutor(max_workers=max(1, min(jobs, len(tasks))), thread_name_prefix="kernel-build")
+    futures = {pool.submit(compile_task, task, config, runner, scratch): i for i, task in enumerate(tasks)}
+    try:
+        for future in as_completed(futures):
+            try:
+                record = future.result()
+            except Exception as exc:  # a bug, not a compile error: keep it to this file
+                record = _failed(f"internal error while building: {exc!r}")
+            yield futures[future], record
+    finally:
+        runner.cancel()  # an interrupt, or a caller that stopped early: no nvcc is left running
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _compiled(
+    tasks: Sequence[BuildTask], config: BuildConfig, scratch: Path, jobs: int, cluster: str | None
+) -> Iterator[tuple[int, CompileRecord]]:
+    """(index, record) of each task as it finishes: on the workers of the cluster at ``cluster``,
+    else ``jobs`` nvcc processes here (their build folders under ``scratch``)."""
+    with client_for(cluster) as client:
+        if client is None:
+            yield from _compiled_here(tasks, config, scratch, jobs)
+        else:
+            work = [(task, config) for task in tasks]
+            yield from map_unordered(client, compile_on_worker, work, name="l2x-kernel", on_error=_lost)
+
+
 ProgressCallback = Callable[[int, int], None]
 ResultCallback = Callable[[KernelFile, BuildResult], None]
+
+
+def _to_compile(
+    files: Sequence[KernelFile],
+    config: BuildConfig,
+    cache: Path,
+    force: bool,
+    report: Callable[[Iterable[KernelFile], BuildResult], None],
+) -> list[_Job]:
+    """The builds the cache lacks, each once with the files that share it; the files that cannot
+    be read and the cache's hits are reported now."""
+    by_key: dict[str, _Job] = {}
+    for f in files:
+        prep = _prepare(f, config)
+        if isinstance(prep, BuildResult):
+            report([f], prep)
+        else:
+            by_key.setdefault(prep.task.key, prep).files.append(f)
+    missing: list[_Job] = []
+    for job in by_key.values():
+        hit = None if force else _cached(cache, job.task.key)
+        if hit is None:
+            missing.append(job)
+        else:
+            report(job.files, hit)
+    return missing
 
 
 def build_all(
@@ -639,15 +841,19 @@ def build_all(
     config: BuildConfig | None = None,
     cache_dir: str | os.PathLike[str] | None = None,
     force: bool = False,
+    cluster: str | None = None,
 ) -> dict[Path, BuildResult]:
-    """Build every file (identical contents once), ``jobs`` nvcc processes at a time.
+    """Build every file (identical contents once), ``jobs`` nvcc processes at a time here, or on
+    the workers of the Dask cluster whose scheduler is at ``cluster`` (tcp://HOST:8786).
 
-    Returns {file.path: BuildResult}. As each file's result is known, ``on_result(file, result)``
-    and then ``progress(done, total)`` (files done so far, of all files) are called, in the calling
-    thread. ``config`` defaults to :func:`make_config`
-    for the GPU present. A file that fails to build is a result with ok=False; only a missing
-    toolchain (ToolchainError) or an interrupt raises, and an interrupt kills the running nvcc
-    processes before it propagates.
+    The cache stays here either way: it is read first, only the builds it lacks are compiled, and
+    this process writes their entries (a worker returns the module's bytes). Returns
+    {file.path: BuildResult}. As each file's result is known, ``on_result(file, result)`` and then
+    ``progress(done, total)`` (files done so far, of all files) are called, in the calling thread.
+    ``config`` defaults to :func:`make_config` for the GPU present. A file that fails to build is a
+    result with ok=False; only a missing toolchain (ToolchainError), a cluster that does not
+    answer (ClusterError) or an interrupt raises, and an interrupt kills the nvcc processes
+    running here (or cancels the cluster's tasks) before it propagates.
     """
     todo = list({f.path: f for f in files}.values())
     if not todo:
@@ -660,45 +866,21 @@ def build_all(
     total = len(todo)
     results: dict[Path, BuildResult] = {}
 
-    def report(file: KernelFile, result: BuildResult) -> None:
-        results[file.path] = result
-        if on_result is not None:
-            on_result(file, result)
-        if progress is not None:
-            progress(len(results), total)
+    def report(group: Iterable[KernelFile], result: BuildResult) -> None:
+        for file in group:
+            results[file.path] = result
+            if on_result is not None:
+                on_result(file, result)
+            if progress is not None:
+                progress(len(results), total)
 
-    by_key: dict[str, _Job] = {}
-    for f in todo:
-        prep = _prepare(f, config)
-        if isinstance(prep, BuildResult):
-            report(f, prep)
-        else:
-            by_key.setdefault(prep.key, prep).files.append(f)
-    if not by_key:
-        return results
-
-    runner = _ProcessRunner()
-    workers = max(1, min(jobs or os.cpu_count() or 1, len(by_key)))
-    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="kernel-build")
-    pending: dict[Future[BuildResult], _Job] = {
-        pool.submit(_build_job, job, config, cache, runner, force): job for job in by_key.values()
-    }
-    try:
-        while pending:
-            done, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for fut in done:
-                job = pending.pop(fut)
-                try:
-                    result = fut.result()
-                except Exception as exc:  # a bug, not a compile error: keep it to this file
-                    result = _failure(f"internal error while building: {exc!r}", key=job.key)
-                for f in job.files:
-                    report(f, result)
-    except BaseException:
-        runner.cancel()
-        pool.shutdown(wait=True, cancel_futures=True)
-        raise
-    pool.shutdown(wait=True)
+    missing = _to_compile(todo, config, cache, force, report)
+    if not missing:
+        return results  # nothing to compile: no cluster is even asked
+    parallel = jobs or os.cpu_count() or 1
+    with closing(_compiled([job.task for job in missing], config, cache, parallel, cluster)) as compiled:
+        for i, record in compiled:
+            report(missing[i].files, _store(missing[i].task, record, config, cache, force))
     return results
 
 

@@ -24,7 +24,7 @@ from typing import Any
 
 from cuda_l2_explorer.db.errors import UsageError
 from cuda_l2_explorer.db.shapes import Shape
-from cuda_l2_explorer.importer.cluster import GPU_RESOURCE
+from cuda_l2_explorer.importer.cluster import GPU_RESOURCE, worker_name
 from cuda_l2_explorer.importer.harness.device import gpu_label
 from cuda_l2_explorer.importer.harness.measurer import ConfigMeasurer, Outcome
 from cuda_l2_explorer.importer.harness.plan import BenchPlan
@@ -57,14 +57,7 @@ def _publish_phase(shape: Shape, phase: str) -> None:
     from distributed import get_worker
 
     # (The scheduler stamps a dict event with "worker", the address: ours is "name".)
-    get_worker().log_event(PROGRESS_TOPIC, {"name": _this_worker(), "shape": str(shape), "phase": phase})
-
-
-def _this_worker() -> str:
-    from distributed import get_worker
-
-    worker = get_worker()
-    return str(worker.name or worker.address)
+    get_worker().log_event(PROGRESS_TOPIC, {"name": worker_name(), "shape": str(shape), "phase": phase})
 
 
 def measure_task(plan: BenchPlan, key: str, shape: Shape) -> Outcome:
@@ -74,7 +67,7 @@ def measure_task(plan: BenchPlan, key: str, shape: Shape) -> Outcome:
         outcome = _measurer(plan, key).measure(shape)
     outcome.info = {
         **outcome.info,
-        "cluster_worker": _this_worker(),
+        "cluster_worker": worker_name(),
         "task_seconds": time.monotonic() - started,
     }
     return outcome
