@@ -5,7 +5,7 @@ that ramps up after the spin kernel's calibration, as a fresh worker's GPU does.
 from types import SimpleNamespace
 
 import pytest
-from cuda_l2_explorer.importer.harness.worker import MAX_HOLD_GROWTH, TorchBackend
+from cuda_l2_explorer.importer.harness.worker import HOLD_MARGIN, MAX_HOLD_GROWTH, MIN_HOLD_S, TorchBackend
 
 ISSUE_S = 30e-6  # host time to queue one operation (events, spin, call): a slow, fresh process
 CALL_S = 4e-6  # the call's own time on the GPU
@@ -60,8 +60,8 @@ def fake_torch(timeline: FakeTimeline) -> SimpleNamespace:
     return SimpleNamespace(cuda=cuda, calibrations=calibrations)
 
 
-def _backend(timeline: FakeTimeline, call) -> TorchBackend:
-    impls = SimpleNamespace(inputs=SimpleNamespace(next=lambda impl: None), fns={"k": call})
+def _backend(timeline: FakeTimeline, call, **more) -> TorchBackend:
+    impls = SimpleNamespace(inputs=SimpleNamespace(next=lambda impl: None), fns={"k": call, **more})
     backend = TorchBackend(fake_torch(timeline), impls)
     backend.clock = lambda: timeline.host
     return backend
@@ -78,7 +78,7 @@ def test_a_hold_calibrated_at_an_idle_clock_is_checked_on_the_gpu_and_lengthened
     measured = backend.isolated_call("k")
     assert torch.calibrations == [IDLE_HZ]
     assert measured == pytest.approx(CALL_S)  # the call's own time, no host time in it
-    assert backend._hold_cycles / BOOST_HZ > 5 * ISSUE_S  # the hold grew to cover the queueing
+    assert backend._hold_cycles["k"] / BOOST_HZ > 5 * ISSUE_S  # the hold grew to cover the queueing
     again = backend.isolated_call("k")  # and stays long enough for the next calls
     assert again == pytest.approx(CALL_S)
 
@@ -97,6 +97,69 @@ def test_a_launcher_that_synchronises_ends_with_a_bounded_hold():
     for _ in range(10):
         measured = backend.isolated_call("k")
         first = first or backend._max_hold_cycles // MAX_HOLD_GROWTH
-        assert backend._hold_cycles <= first * MAX_HOLD_GROWTH
+        assert backend._hold_cycles["k"] <= first * MAX_HOLD_GROWTH
         assert CALL_S < measured < CALL_S + 3 * ISSUE_S
     assert timeline.host < 10 * 4 * (first * MAX_HOLD_GROWTH / BOOST_HZ + 6 * ISSUE_S)
+
+
+def _timed_hold(backend: TorchBackend, impl: str) -> float:
+    """One isolated call of ``impl``; the GPU time its hold took (retries included)."""
+    before = backend.held_s
+    assert backend.isolated_call(impl) == pytest.approx(CALL_S)
+    return backend.held_s - before
+
+
+TARGET_S = max(MIN_HOLD_S, HOLD_MARGIN * 5 * ISSUE_S)  # five operations queued a call
+
+
+def test_a_hold_a_stall_lengthened_shrinks_back_to_the_queueing_it_needs():
+    """One slow queueing (a GC pause, a descheduled host) doubles the hold; the calls after it go
+    back to HOLD_MARGIN x their own queueing instead of keeping the doubled hold for good."""
+    global ISSUE_S
+    timeline = FakeTimeline()
+    timeline.clock_hz = BOOST_HZ
+    backend = _backend(timeline, lambda s: timeline.run(CALL_S))
+    # Each hold is sized from the last one's GPU time, which includes the moment between the
+    # event before the spin and the spin: a few calls settle it.
+    settled = [_timed_hold(backend, "k") for _ in range(4)][-1]
+    assert settled == pytest.approx(TARGET_S, rel=0.05)
+    normal, ISSUE_S = ISSUE_S, 20 * ISSUE_S  # one stalled arrival
+    try:
+        stalled = _timed_hold(backend, "k")
+    finally:
+        ISSUE_S = normal
+    assert stalled > 10 * settled
+    after = [_timed_hold(backend, "k") for _ in range(4)]
+    assert after[0] > 2 * settled  # sized from the stall's queueing
+    assert after[-1] == pytest.approx(settled, rel=0.05)
+
+
+def test_a_clock_that_drops_between_arrivals_does_not_stretch_the_hold():
+    """Calibrated at the boost clock, a spin of the same cycle count lasts 5.7x longer when the
+    SM clock has dropped to idle during server mode's gap: the hold is sized on the GPU's
+    timeline, so what the GPU spends holding stays near HOLD_MARGIN x the queueing."""
+    timeline = FakeTimeline()
+    timeline.clock_hz = BOOST_HZ
+    backend = _backend(timeline, lambda s: timeline.run(CALL_S))
+    _timed_hold(backend, "k")  # calibrated at boost
+    timeline.clock_hz = IDLE_HZ  # every later arrival finds the GPU idled down
+    spent = [_timed_hold(backend, "k") for _ in range(5)]
+    assert spent[0] > 3 * spent[-1]
+    assert spent[-1] == pytest.approx(TARGET_S, rel=0.05)
+
+
+def test_each_implementation_keeps_its_own_hold():
+    """A launcher that synchronises drives its own hold to the bound; the others' stay short."""
+    timeline = FakeTimeline()
+    timeline.clock_hz = BOOST_HZ
+
+    def synchronising(_s) -> None:
+        timeline.host = max(timeline.host, timeline.stream_free)
+        timeline.run(CALL_S)
+
+    backend = _backend(timeline, lambda s: timeline.run(CALL_S), sync=synchronising)
+    for _ in range(4):
+        backend.isolated_call("sync")
+        last = _timed_hold(backend, "k")
+    assert backend._hold_cycles["sync"] == backend._max_hold_cycles
+    assert last == pytest.approx(TARGET_S, rel=0.05)

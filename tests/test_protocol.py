@@ -155,6 +155,30 @@ def test_server_measurement_sleeps_before_every_call():
     assert timed == ["host", "isolated"] * 20  # one pair per arrival
 
 
+def test_server_gaps_are_the_gpus_idle_time_bookkeeping_included():
+    """The gap before an arrival counts from the end of the last arrival's calls: the host's
+    bookkeeping in between (here a clock that moves 1 ms whenever it is read) is part of it."""
+
+    class TickingBackend(FakeBackend):
+        def __init__(self, per_call):
+            super().__init__(per_call)
+            self.now = 0.0
+
+        def clock(self):
+            self.now += 1e-3
+            return self.now
+
+    impls = ["kernel", "torch.matmul"]
+    settings = ProtocolSettings(mode="server", samples=10, seed=5)
+    backend = TickingBackend({"kernel": 1e-5, "torch.matmul": 2e-5})
+    measure(backend, impls, settings)
+    rng = random.Random(settings.seed)
+    round_orders(impls, settings.samples, rng)
+    gaps = server_gaps(20, settings.target_qps, rng)
+    assert backend.slept[0] == pytest.approx(gaps[0])
+    assert backend.slept[1:] == [pytest.approx(max(0.0, g - 1e-3)) for g in gaps[1:]]
+
+
 def test_long_samples_are_capped_by_the_budget_and_spread_over_rounds():
     """A 20 ms sample (a large GEMM) takes min_samples samples, spread over the rounds; a tiny
     one takes every round. Latencies are taken in latency_samples rounds."""

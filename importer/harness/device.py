@@ -111,3 +111,13 @@ def sm_clock_mhz(torch) -> int | None:
         except Exception:
             _NVML_WORKS = False
     return nvidia_smi().get("clock_sm_mhz")
+
+
+def spin_cycles_per_second(torch) -> float:
+    """How many torch.cuda._sleep cycles the GPU spins in a second."""
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    torch.cuda._sleep(1_000_000)
+    end.record()
+    end.synchronize()
+    return 1_000_000 / max(start.elapsed_time(end) / 1e3, 1e-9)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cuda_l2_explorer.importer.harness.audit import correlations_in, trace_events
+from cuda_l2_explorer.importer.harness.device import spin_cycles_per_second
 
 # Calls in one graph: a multiple of the rotation sets, at least this many, so that one replay
 # walks every set and the replay's own launch (~2-3 us) is spread over many calls. A call whose
@@ -34,12 +35,28 @@ CROSS_CHECK_TOLERANCE = 0.05
 # a call for cuBLAS's one or two kernels. A graph slower than CUPTI's sum by more than 5% plus
 # this per kernel, or faster than it by more than 5% (work the graph did not time), is flagged.
 GRAPH_NODE_GAP_S = 0.5e-6
-# Replays of each implementation's graph that CUPTI's cross-check times (see kernel_time_per_call).
-REPLAYS = 2
-# Before them, for calls of LONG_CALL_S and more, replays this long bring the GPU back to the power
-# state of the timing after the profiler's start (an H100 drops from 1980 MHz to its ~1.4 GHz
-# power-limited clock within ~0.1 s of back-to-back large GEMMs and regains it as fast when idle).
-CUPTI_WARM_S = 0.15
+# Replays of each implementation's graph that CUPTI's cross-check times (see kernel_time_per_call):
+# one graph already holds >= MIN_CALLS_PER_GRAPH calls, or one long call per input set.
+REPLAYS = 1
+# Eager calls per implementation that CUPTI times after the replays (the escaped-capture check): a
+# long call needs one. Two replays, four eager calls and 0.15 s of warm replays made the cross-check
+# 0.34 s of a long config (H100 grid, 2026-11-24: 78 s of 229 long configs, against 7 s before).
+EAGER_CALLS = 4
+EAGER_CALLS_LONG = 1
+# For long calls the profiled replay is timed by events too (the cross-check compares the two).
+# The host queues it under a live profiler, slowly at a graph's first profiled launch: with one
+# replay and nothing ahead of it on the stream, the events timed that queueing (64x2048x16384:
+# 69 us a call against 28 us of kernels; 874 flagged rows in the H100 grid of 2026-11-24). So a
+# spin of CUPTI_HOLD_S holds the stream while the labelled replay and its events are queued; a
+# hold the queueing outlasted leaves that implementation unchecked (CuptiTimes.unheld) rather
+# than flagged. Every graph is first replayed once unlabelled: the kernels of a graph's first
+# profiled replay ran 5-10% slower than the timing's (2048^3, 1024x4096x2048).
+CUPTI_HOLD_S = 1e-3
+# A long call's labelled replays span at least this much (by the timing's median): the held
+# stream still shows each replay's start (~2-5 us from the event to its first kernel), which a
+# graph of two 30 us calls cannot hide (64x4096x8192: 7-9% over CUPTI, 328 flagged rows in the
+# H100 grid of 2026-11-24 with one replay); over 0.5 ms it is under 1%.
+CUPTI_SPAN_S = 0.5e-3
 # A graph whose replay takes less than this fraction of the call's CUPTI kernel time did not
 # capture the call's work: a launcher that ignores the caller's stream (the legacy default
 # stream, as the reference system's kernels use) runs at once during a capture on the harness's
@@ -155,11 +172,17 @@ class CuptiTimes:
     in_replay: dict[str, tuple[float, float]]  # CUPTI's GPU operations of graph replays, and their count
     replay_graph_s: dict[str, float]  # the same replays timed by events, as the timing does
     eager: dict[str, tuple[float, float]]  # CUPTI's GPU operations of eager calls, and their count
-    replayed_calls: int  # calls the in-replay figures span
+    replayed_calls: dict[str, int]  # per implementation, the calls its in-replay figures span
+    eager_calls: int  # calls the eager figures span
+    unheld: list[str]  # long calls whose replay's events may include host time (not compared)
 
 
 def kernel_time_per_call(
-    torch: Any, impls: Any, names: list[str], calls: int = 4, backend: GraphBackend | None = None
+    torch: Any,
+    impls: Any,
+    names: list[str],
+    backend: GraphBackend | None = None,
+    per_call_s: dict[str, float] | None = None,
 ) -> CuptiTimes:
     """Per call, the summed duration of every GPU operation it launched, from CUPTI, and how many
     operations that was.
@@ -168,34 +191,53 @@ def kernel_time_per_call(
     call); each implementation inside its own named range, so that GPU work is attributed through
     the launches' correlation ids. One profiler session, right after the timing:
     - "in replay": ``backend``'s graph of each captured implementation replayed REPLAYS times
-      first, in the power state of the timing (back-to-back large GEMMs run power-limited: an H100
-      at 700 W and ~1.4 GHz, where a burst after a pause runs at 1.98 GHz and 16-22% faster:
-      benchmarks/harness/v3/REPLAY_CUPTI.md), after CUPTI_WARM_S of unlabelled replays for long
-      calls, and the same replays timed by events. The cross-check compares the two: the
-      clock of the timing's many samples drifts with the power limit (up to ~10% apart from any
-      later moment on 8192^3), the same replays' two timers do not.
-    - "eager": ``calls`` eager calls over the rotating sets, which show the work a launch that
-      escaped its graph did.
+      (a long call: enough replays to span CUPTI_SPAN_S by its timing's ``per_call_s``), and
+      the same replays timed by events. For long calls the cross-check compares the two: the
+      clock of the timing's many samples drifts with the power limit (back-to-back large GEMMs
+      run an H100 at 700 W and ~1.4 GHz, a burst after a pause at 1.98 GHz; the profiler's start
+      is such a pause: benchmarks/harness/v3/REPLAY_CUPTI.md), the same replays' two timers do not.
+    - "eager": EAGER_CALLS eager calls over the rotating sets (EAGER_CALLS_LONG for long calls),
+      which show the work a launch that escaped its graph did.
     """
     from torch.profiler import ProfilerActivity, profile, record_function
 
     captured = [n for n in names if backend is not None and backend.captured(n)]
     replayed = {name: f"l2x_rp_{i}" for i, name in enumerate(captured)}
     eager = {name: f"l2x_xc_{i}" for i, name in enumerate(names)}
+    calls = EAGER_CALLS_LONG if backend is not None and backend.long_calls else EAGER_CALLS
     marks = {
         name: (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
         for name in captured
     }
+    long_calls = backend is not None and backend.long_calls
+    hold_cycles = int(CUPTI_HOLD_S * spin_cycles_per_second(torch)) if long_calls and captured else 0
+    held_from = torch.cuda.Event(enable_timing=True)
+    unheld = []
+    per_graph = backend.calls_per_graph if backend is not None else 1
+    replays = {name: REPLAYS for name in captured}
+    for name in captured if long_calls else ():
+        replay_s = (per_call_s or {}).get(name, 0.0) * per_graph
+        if replay_s > 0:
+            replays[name] = max(REPLAYS, math.ceil(CUPTI_SPAN_S / replay_s))
     torch.cuda.synchronize()
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-        if captured and backend.long_calls:
-            _replay_for(torch, [backend.graphs[n] for n in captured], CUPTI_WARM_S)
         for name, label in replayed.items():
+            graph = backend.graphs[name]
+            graph.replay()  # its first profiled launch, unlabelled
+            if long_calls:
+                held_from.record()
+                torch.cuda._sleep(hold_cycles)
+            queue_start = time.perf_counter()
             with record_function(label):
                 marks[name][0].record()
-                for _ in range(REPLAYS):
-                    backend.graphs[name].replay()
+                for _ in range(replays[name]):
+                    graph.replay()
                 marks[name][1].record()
+            if long_calls:
+                queued = time.perf_counter() - queue_start
+                marks[name][1].synchronize()
+                if queued >= 0.8 * held_from.elapsed_time(marks[name][0]) / 1e3:
+                    unheld.append(name)
         torch.cuda.synchronize()
         for name, label in eager.items():
             fn = impls.fns[name]
@@ -206,31 +248,26 @@ def kernel_time_per_call(
             torch.cuda.synchronize()
     events = trace_events(prof)
     gpu = [e for e in events if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
-    replayed_calls = REPLAYS * (backend.calls_per_graph if backend is not None else 1)
+    replayed_calls = {name: replays[name] * per_graph for name in captured}
     return CuptiTimes(
         in_replay=_per_call(events, gpu, replayed, replayed_calls),
-        replay_graph_s={n: a.elapsed_time(b) / 1e3 / replayed_calls for n, (a, b) in marks.items()},
-        eager=_per_call(events, gpu, eager, calls),
+        replay_graph_s={
+            n: a.elapsed_time(b) / 1e3 / replayed_calls[n] for n, (a, b) in marks.items() if n not in unheld
+        },
+        eager=_per_call(events, gpu, eager, dict.fromkeys(eager, calls)),
         replayed_calls=replayed_calls,
+        eager_calls=calls,
+        unheld=unheld,
     )
 
 
-def _replay_for(torch: Any, graphs: list, seconds: float) -> None:
-    """Replay ``graphs`` in turn, unlabelled, until ``seconds`` have passed."""
-    start = time.perf_counter()
-    while time.perf_counter() - start < seconds:
-        for graph in graphs:
-            graph.replay()
-        torch.cuda.synchronize()
-
-
-def _per_call(events: list[dict], gpu: list[dict], ranges: dict[str, str], calls: int) -> dict:
+def _per_call(events: list[dict], gpu: list[dict], ranges: dict[str, str], calls: dict[str, int]) -> dict:
     out: dict[str, tuple[float, float]] = {}
     for name, label in ranges.items():
         launches = correlations_in(events, label)
         ops = [e.get("dur", 0) for e in gpu if e.get("args", {}).get("correlation") in launches]
         if sum(ops) > 0:
-            out[name] = (sum(ops) / 1e6 / calls, len(ops) / calls)
+            out[name] = (sum(ops) / 1e6 / calls[name], len(ops) / calls[name])
     return out
 
 

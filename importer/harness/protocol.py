@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import random
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, Protocol
@@ -263,6 +264,10 @@ def measure(
             latency_rounds[name] = spread_rounds(min(count, settings.latency_samples), settings.samples)
     orders = round_orders(impls, settings.samples, rng)
     gaps = iter(server_gaps(settings.samples * len(impls), settings.target_qps, rng))
+    # Server mode: the gap is the GPU's idle time before an arrival, counted from the moment the
+    # last arrival's work was done (the figures' bookkeeping in between is part of it).
+    clock = getattr(backend, "clock", time.perf_counter)
+    idle_from: float | None = None
     for index, order in enumerate(orders):
         for name in order:
             slot = results[name]
@@ -275,9 +280,13 @@ def measure(
                     # Host latency as the reference measured it: one call, then synchronize.
                     slot.host.append(backend.host_latency(name))
             else:
-                backend.sleep(next(gaps))
-                slot.host.append(backend.host_latency(name))
-                slot.isolated.append(backend.isolated_call(name))
+                gap = next(gaps)
+                backend.sleep(max(0.0, gap - (clock() - idle_from)) if idle_from is not None else gap)
+                host = backend.host_latency(name)
+                isolated = backend.isolated_call(name)
+                idle_from = clock()
+                slot.host.append(host)
+                slot.isolated.append(isolated)
         if on_round is not None:
             on_round(index + 1, len(orders))
     return results

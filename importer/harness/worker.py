@@ -27,7 +27,12 @@ from typing import Any
 from cuda_l2_explorer.db.shapes import Shape, floor_seconds, l2_span
 from cuda_l2_explorer.importer.harness import messages
 from cuda_l2_explorer.importer.harness.audit import audit, capture_blockers
-from cuda_l2_explorer.importer.harness.device import device_info, gpu_label, sm_clock_mhz
+from cuda_l2_explorer.importer.harness.device import (
+    device_info,
+    gpu_label,
+    sm_clock_mhz,
+    spin_cycles_per_second,
+)
 from cuda_l2_explorer.importer.harness.graph import (
     CuptiTimes,
     GraphBackend,
@@ -178,6 +183,14 @@ class Implementations:
 # The isolated call's hold grows to at most this many times its first length (0.25 ms at the
 # spin's calibration clock): 32x covers a host that takes 8 ms to queue three operations.
 MAX_HOLD_GROWTH = 32
+# After a call whose hold covered its queueing, the next hold of that implementation aims at
+# HOLD_MARGIN x the queueing (never under MIN_HOLD_S) on the GPU's timeline. A fixed cycle count
+# holds several times longer whenever the SM clock has dropped (server mode's idle gaps) and kept
+# every doubling one stall caused, for every implementation: the H100 server grid of 2026-11-24
+# spent 0.21 s a config (1.3 ms an arrival) beyond its gaps and its calls' own time.
+HOLD_MARGIN = 2.5
+MIN_HOLD_S = 0.1e-3
+SLEEP_SPIN_S = 0.3e-3
 
 
 class TorchBackend:
@@ -196,9 +209,12 @@ class TorchBackend:
         self.held_from = torch.cuda.Event(enable_timing=True)
         # How long the stream is held while an isolated call is queued: Python queues the events
         # and a call in 30-60 us here; a hold that turns out too short doubles (isolated_call).
-        self.hold_s = 0.25e-3
-        self._hold_cycles: int | None = None
+        self.hold_s = 0.25e-3  # the first hold of each implementation
+        self._spin_hz: float | None = None
+        self._hold_cycles: dict[str, int] = {}  # per implementation: their queueing differs
         self._max_hold_cycles = 0
+        self.held_s = 0.0  # the GPU time every hold took, retries included (run_configs.details)
+        self.retries = 0
         self.clock = time.perf_counter  # the host's clock (a test replaces it)
 
     def calls_per_unit(self, impl: str) -> int:
@@ -233,47 +249,49 @@ class TorchBackend:
         the end event are queued behind it, so the events span the call's own time on the GPU
         (plus the events' and front end's floor, ~2.5-3 us on an H100). The hold is checked on
         the GPU's own timeline (an event before the spin): should queueing outlast most of it,
-        the hold doubles and the call is timed again."""
+        the hold doubles and the call is timed again; once it covered the queueing, the next
+        hold is sized from what this one took (HOLD_MARGIN)."""
         torch = self.torch
         s = self.impls.inputs.next(impl)
         fn = self.impls.fns[impl]
-        if self._hold_cycles is None:
-            self._hold_cycles = int(self.hold_s * _spin_cycles_per_second(torch))
-            self._max_hold_cycles = self._hold_cycles * MAX_HOLD_GROWTH
+        if self._spin_hz is None:
+            self._spin_hz = spin_cycles_per_second(torch)
+            self._max_hold_cycles = int(self.hold_s * self._spin_hz) * MAX_HOLD_GROWTH
+        cycles = self._hold_cycles.get(impl) or int(self.hold_s * self._spin_hz)
         for _ in range(4):
             torch.cuda.synchronize()
             t0 = self.clock()
             self.held_from.record()
-            torch.cuda._sleep(self._hold_cycles)
+            torch.cuda._sleep(cycles)
             self.start.record()
             fn(s)
             self.end.record()
             queued = self.clock() - t0
             self.end.synchronize()
-            # A spin counts SM cycles: calibrated at an idle clock, it holds several times
-            # shorter once the clock ramps up (server mode's first config in a fresh worker
-            # measured 64^3 at 35 us so). Hence the hold the GPU really gave, not the intended.
+            # A spin counts SM cycles, and the clock it runs at varies (idle, boost, power
+            # limited): hence the hold the GPU really gave, not the intended one.
             held = self.held_from.elapsed_time(self.start) / 1e3
+            self.held_s += held
             if queued < 0.8 * held:
+                target = max(MIN_HOLD_S, HOLD_MARGIN * queued)
+                cycles = int(min(self._max_hold_cycles, max(1.0, cycles * target / max(held, 1e-9))))
                 break
             # Bounded: a launcher that synchronises waits for the spin itself, and no hold is
             # long enough for it (its isolated call then includes its own host time, as it does
             # for a user).
-            self._hold_cycles = min(2 * self._hold_cycles, self._max_hold_cycles)
+            cycles = min(2 * cycles, self._max_hold_cycles)
+            self.retries += 1
+        self._hold_cycles[impl] = cycles
         return self.start.elapsed_time(self.end) / 1e3
 
     def sleep(self, seconds: float) -> None:
-        time.sleep(seconds)
-
-
-def _spin_cycles_per_second(torch) -> float:
-    """How many torch.cuda._sleep cycles the GPU spins in a second."""
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    torch.cuda._sleep(1_000_000)
-    end.record()
-    end.synchronize()
-    return 1_000_000 / max(start.elapsed_time(end) / 1e3, 1e-9)
+        """Idle ``seconds``: the OS's sleep for all but the last SLEEP_SPIN_S, which is spun (a
+        sleep overshoots by ~0.1 ms, and server mode sleeps 160 times a config)."""
+        deadline = self.clock() + seconds
+        if seconds > SLEEP_SPIN_S:
+            time.sleep(seconds - SLEEP_SPIN_S)
+        while self.clock() < deadline:
+            pass
 
 
 def check_correctness(torch, impls: Implementations, names: list[str], accumulator: str) -> dict[str, dict]:
@@ -353,10 +371,14 @@ class Reference:
 
 
 # cuBLASLt auto-tuning (SPEC §6): every heuristic candidate is screened with a few short samples
-# of graph-replayed device time; the fastest few are then timed under the offline protocol and
-# the fastest of those is kept. Screening all ~100 candidates at full length cost ~3 s a config.
+# of graph-replayed device time; the fastest few are then timed with FINAL_SAMPLES samples and
+# the fastest of those is kept. Screening all candidates at full length cost ~3 s a config. In
+# the H100 grid of 2026-11-24 (2000 tunings, ~8 candidates each) the kept algorithm was the
+# screen's first at 84%, second 11%, third 4.4%, fourth 0.5%: three finalists keep nearly every
+# choice at ~60% of the final timing's cost (the tuning took 39% of that grid's 617 s).
 SCREEN_SAMPLES = 3
-FINALISTS = 4
+FINALISTS = 3
+FINAL_SAMPLES = 5
 
 
 def autotune(
@@ -411,8 +433,8 @@ def autotune(
     finalists = ranked[:FINALISTS]
     final = replace(
         screen,
-        samples=max(5, settings.samples // 2),
-        min_samples=5,
+        samples=FINAL_SAMPLES,
+        min_samples=FINAL_SAMPLES,
         sample_target_s=settings.sample_target_s,
         sample_budget_s=settings.sample_budget_s,
         warmup_s=0.0,
@@ -433,10 +455,6 @@ def autotune(
         "screen_us": {index(n): summarize(screened[n].device).median * 1e6 for n in usable},
         "times_us": {index(n): summarize(timed[n].device).median * 1e6 for n in finalists},
     }
-
-
-# Eager calls per implementation that CUPTI's cross-check averages over.
-CUPTI_CALLS = 4
 
 
 def offline_backend(
@@ -623,10 +641,12 @@ def run_config(
     clock.enter("reading clocks")
     sm_clock = sm_clock_mhz(torch)
     kernel_times: dict[str, tuple[float, float, int]] = {}
+    unheld: list[str] = []
     if isinstance(backend, GraphBackend):
         # After the timing, as the audit: CUPTI must not be live while we measure.
         clock.enter("cross-checking with CUPTI")
-        cupti = kernel_time_per_call(torch, impls, names, CUPTI_CALLS, backend)
+        medians = {n: summarize(samples[n].device).median for n in names if samples[n].device}
+        cupti = kernel_time_per_call(torch, impls, names, backend, medians)
         escaped = _escaped_captures(backend, names, samples, cupti.eager)
         if escaped:
             clock.enter("re-timing launches that escaped the graph")
@@ -634,11 +654,14 @@ def run_config(
         # Stored: the graph's own kernels as replayed after the timing; a launch that escaped its
         # graph keeps its eager kernel time (what its work costs).
         kernel_times = {
-            n: (*cupti.in_replay[n], cupti.replayed_calls) for n in cupti.in_replay if backend.captured(n)
+            n: (*cupti.in_replay[n], cupti.replayed_calls[n]) for n in cupti.in_replay if backend.captured(n)
         }
-        kernel_times |= {n: (*cupti.eager[n], CUPTI_CALLS) for n in cupti.eager if n not in kernel_times}
+        kernel_times |= {
+            n: (*cupti.eager[n], cupti.eager_calls) for n in cupti.eager if n not in kernel_times
+        }
         for name in names:
             findings += _timing_findings(backend, name, samples[name].device, cupti)
+        unheld = cupti.unheld
     if "kernel" in impls.fns:
         clock.enter("auditing the launcher")
         findings += audit(torch, impls.fns["kernel"], lambda: impls.inputs.next("kernel"))
@@ -738,6 +761,10 @@ def run_config(
     if isinstance(backend, GraphBackend):
         info["calls_per_graph"] = backend.calls_per_graph
         info["not_capturable"] = backend.not_capturable
+        info["cupti_unheld"] = unheld
+    eager = backend.eager if isinstance(backend, GraphBackend) else backend
+    info["isolated_hold_s"] = round(eager.held_s, 6)
+    info["isolated_retries"] = eager.retries
     # The implementations' closures hold them in reference cycles, with the inputs and graphs:
     # released here, the config's device memory goes back at once, without a full collection.
     impls.release()
