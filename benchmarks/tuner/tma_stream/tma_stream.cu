@@ -10,6 +10,9 @@
 // (transaction) and empty mbarriers; one consumer warpgroup waits on each full barrier, folds a
 // few 16-byte chunks of the stage into a checksum (the loads cannot be dropped, and the host can
 // check what arrived) and releases the stage. Variants, side by side in one run: README.md.
+// The mma_* variants (session 15) give the consumer our kernel's wgmma loop instead (same producer),
+// with a per-CTA fp32 sum of the accumulators as the checksum, and one of them our split-K
+// epilogue over a (1, 1, splits) cluster: which part of the consumer costs our kernel its time.
 //
 //   nvcc -std=c++17 -O3 -arch=sm_90a --expt-relaxed-constexpr -I$CUTLASS/include \
 //        -I$CUTLASS/tools/util/include -o tma_stream tma_stream.cu
@@ -21,6 +24,7 @@
 // streams / time, all bytes streamed into shared memory / time, and the checksum verdict.
 // --ncu: one (checked) launch per variant and no timing, for Nsight Compute.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -57,11 +61,28 @@ constexpr int kThreads = 128 + 32 * kConsumerWarps;  // warpgroup 0 produces, as
 // (2, 1, 1)): our kernel's MCAST = 2.
 enum class Mcast { kNone, kA, kB };
 
+// What the consumer warpgroup does with each stage. kStream: the checksum reads above. The others
+// issue our kernel's wgmma MMAs on the stage (m64n64k16 x BK/16, fp32 accumulators in registers):
+// kMmaW1 keeps one k-tile of MMAs in flight (warpgroup_wait<1>) and releases the PREVIOUS stage
+// with one arrival per consumer thread (our kernel); kMmaW0 waits for all (warpgroup_wait<0>) and
+// releases the current stage; kMmaW1Warp is kMmaW1 with one arrival per warp; kMmaW1Epi is kMmaW1
+// plus our kernel's split-K epilogue (park the fp32 fragment in shared memory, cluster (1, 1,
+// splits) barrier, each rank sums its share of the quads over DSMEM and stores fp16 C).
+enum class Consumer { kStream, kMmaW1, kMmaW0, kMmaW1Warp, kMmaW1Epi };
+
 template <int BM, int BN, int BK, int STAGES, Mcast MC = Mcast::kNone, bool TWO_PRODUCERS = false,
-          bool READ_ALL = false>
+          bool READ_ALL = false, Consumer CONS = Consumer::kStream>
 struct Cfg {
   static constexpr int kBM = BM, kBN = BN, kBK = BK, kStages = STAGES;
   static constexpr Mcast kMcast = MC;
+  static constexpr Consumer kConsumer = CONS;
+  static constexpr bool kMma = CONS != Consumer::kStream;
+  static constexpr bool kEpi = CONS == Consumer::kMmaW1Epi;  // launched as clusters (1, 1, splits)
+  // Arrivals that release a stage: one per consumer warp of each CTA the stage's loads land in
+  // (kStream), one per consumer thread (the MMA variants, as our kernel), or one per warp.
+  static constexpr int kEmptyArrivals = !kMma ? kConsumerWarps * (MC == Mcast::kNone ? 1 : 2)
+                                        : CONS == Consumer::kMmaW1Warp ? kConsumerWarps
+                                                                        : 32 * kConsumerWarps;
   static constexpr int kClusterX = MC == Mcast::kA ? 2 : 1;
   static constexpr int kClusterY = MC == Mcast::kB ? 2 : 1;
   static constexpr int kCluster = kClusterX * kClusterY;
@@ -83,7 +104,22 @@ struct Cfg {
   static constexpr int kReadsA = READ_ALL ? kChunksA / 128 : 1, kReadsB = READ_ALL ? kChunksB / 128 : 1;
   static_assert(BM % 64 == 0 && BN % 64 == 0 && BK % 64 == 0, "whole 128-byte swizzle atoms");
   static_assert(kChunksA % 128 == 0 && kChunksB % 128 == 0, "the chunk rotation covers whole warpgroup rounds");
+  static_assert(!kMma || (BM == 64 && MC == Mcast::kNone && !READ_ALL), "MMA consumers: one m64 warpgroup");
 };
+
+// The split-K reduction of our kernels, the same code: tuner/csrc/split_k_cluster.cuh, which each
+// family renders into its preamble after the status enum, kMaxDevices and kMaxSplits.
+namespace l2x_shared {
+enum : int { kOk = 0, kCannotImplement = 1, kWorkspaceTooSmall = 2, kCudaError = 3, kCutlassError = 4, kInvalidArgument = 5 };
+[[maybe_unused]] constexpr int kMaxDevices = 64;  // the shared launch helpers (unused here) refer to it
+constexpr int kMaxSplits = 16;
+#include "../../../tuner/csrc/split_k_cluster.cuh"
+}  // namespace l2x_shared
+using l2x_shared::cluster_sum;
+__device__ __forceinline__ void store_pair(half_t* C, int N, int M, int row, int col, float x, float y) {
+  if (row >= M || col >= N) return;
+  *reinterpret_cast<__half2*>(C + size_t(row) * N + col) = __floats2half2_rn(x, y);
+}
 
 template <class C>
 struct alignas(1024) Storage {  // 128B-swizzled TMA destinations must be 1024-byte aligned
@@ -113,7 +149,7 @@ CUTE_HOST_DEVICE void chunk_b(int t, int i, int r, int& n, int& k) {
 template <class C, class TmaA, class TmaB>
 __global__ void __launch_bounds__(kThreads, 1)
     stream_kernel(__grid_constant__ const TmaA tma_a, __grid_constant__ const TmaB tma_b, int M, int N, int K,
-                  uint32_t* sums) {
+                  uint32_t* sums, half_t* Cout) {
   using FullBarrier = cutlass::arch::ClusterTransactionBarrier;
   using EmptyBarrier = cutlass::arch::ClusterBarrier;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
@@ -131,7 +167,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       FullBarrier::init(&sh.full[s], C::kProducers);  // each producer's arrive, with its bytes
       // One arrival per consumer warp of every CTA whose producer writes into this stage: with
       // multicast the peer's loads land here too, so both CTAs' consumers must have released it.
-      EmptyBarrier::init(&sh.empty[s], kConsumerWarps * C::kCluster);
+      EmptyBarrier::init(&sh.empty[s], C::kEmptyArrivals);
     }
     cutlass::arch::fence_barrier_init();
   }
@@ -188,6 +224,78 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
       }
     }
+  } else if constexpr (C::kMma) {  // the consumer warpgroup, with our kernel's MMAs
+    using Atom = decltype(GMMA::ss_op_selector<half_t, half_t, float, Shape<Int<C::kBM>, Int<C::kBN>, Int<C::kBK>>,
+                                               GMMA::Major::K, GMMA::Major::MN>());
+    using TiledMma = decltype(make_tiled_mma(Atom{}, Layout<Shape<_1, _1, _1>>{}));
+    const int ct = tid - 128, lane = ct % 32;
+    Tensor sA = make_tensor(make_smem_ptr(sh.a.data()), typename C::SmemLayoutA{});
+    Tensor sB = make_tensor(make_smem_ptr(sh.b.data()), typename C::SmemLayoutB{});
+    TiledMma tiled_mma;
+    Tensor accum = partition_fragment_C(tiled_mma, make_shape(Int<C::kBM>{}, Int<C::kBN>{}));
+    auto thr_mma = tiled_mma.get_thread_slice(ct);
+    Tensor tCrA = thr_mma.make_fragment_A(thr_mma.partition_A(sA));
+    Tensor tCrB = thr_mma.make_fragment_B(thr_mma.partition_B(sB));
+    auto release = [&](int stage) {
+      if constexpr (C::kConsumer == Consumer::kMmaW1Warp) {
+        if (lane == 0) EmptyBarrier::arrive(&sh.empty[stage]);  // wgmma.wait is warp-aligned
+      } else {
+        EmptyBarrier::arrive(&sh.empty[stage]);
+      }
+    };
+    clear(accum);
+    for (int i = 0; i < kt_count; ++i) {
+      const int stage = i % C::kStages;
+      FullBarrier::wait(&sh.full[stage], (i / C::kStages) & 1);
+      warpgroup_fence_operand(accum);
+      warpgroup_arrive();
+      gemm(tiled_mma, tCrA(_, _, _, stage), tCrB(_, _, _, stage), accum);
+      warpgroup_commit_batch();
+      if constexpr (C::kConsumer == Consumer::kMmaW0) {
+        warpgroup_wait<0>();  // this k-tile's MMAs are done: its own stage is free
+        warpgroup_fence_operand(accum);
+        release(stage);
+      } else {
+        warpgroup_wait<1>();  // the previous k-tile's MMAs are done: its stage is free
+        warpgroup_fence_operand(accum);
+        if (i > 0) release((i - 1) % C::kStages);
+      }
+    }
+    warpgroup_wait<0>();
+    warpgroup_fence_operand(accum);
+    // The checksum: the fp32 sum of this thread's accumulators, summed over the warp; the host adds
+    // the four warps' (as float bits in `sums`).
+    float acc_sum = 0.f;
+    CUTE_UNROLL
+    for (int j = 0; j < size(accum); ++j) acc_sum += accum(j);
+    CUTE_UNROLL
+    for (int o = 16; o > 0; o /= 2) acc_sum += __shfl_xor_sync(0xffffffffu, acc_sum, o);
+    const int cta = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+    if (lane == 0) sums[cta * kConsumerWarps + ct / 32] = __float_as_uint(acc_sum);
+    if constexpr (C::kEpi) {
+      // Our kernel's split-K epilogue (cutlass/sm90_wgmma_splitk.cuh): every stage has been
+      // consumed, so the pipeline buffers take the fp32 partial as [quad][consumer thread]
+      // float4s; after a cluster barrier rank r sums quads r, r + splits, ... of every rank over
+      // DSMEM and stores them as fp16 C. The barriers are the whole CTA's, so the producer
+      // warpgroup takes part below; here only the consumer's share.
+      Tensor tCcC = thr_mma.partition_C(make_identity_tensor(make_shape(Int<C::kBM>{}, Int<C::kBN>{})));
+      constexpr int kQuads = decltype(size(accum))::value / 4;
+      float4* const parked = reinterpret_cast<float4*>(smem_raw);
+      const int splits = int(gridDim.z), split = int(blockIdx.z);  // cluster (1, 1, splits): rank = split
+      // All 256 threads, as our kernel's __syncthreads (named: the producer's is at another site).
+      asm volatile("bar.sync 1, 256;\n" ::: "memory");
+      CUTE_UNROLL
+      for (int q = 0; q < kQuads; ++q)
+        parked[q * 128 + ct] = make_float4(accum(4 * q), accum(4 * q + 1), accum(4 * q + 2), accum(4 * q + 3));
+      cluster_sync();  // every rank's partial is visible to every peer
+      const int m0 = m_blk * C::kBM, n0 = n_blk * C::kBN;
+      for (int q = split; q < kQuads; q += splits) {
+        const float4 v = cluster_sum<16>(static_cast<uint32_t>(__cvta_generic_to_shared(parked + q * 128 + ct)), splits);
+        store_pair(Cout, N, M, m0 + get<0>(tCcC(4 * q)), n0 + get<1>(tCcC(4 * q)), v.x, v.y);
+        store_pair(Cout, N, M, m0 + get<0>(tCcC(4 * q + 2)), n0 + get<1>(tCcC(4 * q + 2)), v.z, v.w);
+      }
+      cluster_sync();  // peers may read this CTA's partial until here
+    }
   } else {  // the consumer warpgroup
     const int ct = tid - 128, lane = ct % 32;
     const half_t* const a = sh.a.data();
@@ -230,6 +338,14 @@ __global__ void __launch_bounds__(kThreads, 1)
     __syncwarp();   // reconverge the producer warp(s) for the aligned cluster barrier
     cluster_sync();  // the peer's consumers arrive on this CTA's empty barriers until here
   }
+  if constexpr (C::kEpi) {
+    if (tid < 128) {  // the producer warpgroup's part in the epilogue's barriers
+      __syncwarp();
+      asm volatile("bar.sync 1, 256;\n" ::: "memory");
+      cluster_sync();
+      cluster_sync();
+    }
+  }
 }
 
 __global__ void empty_kernel() {}
@@ -260,6 +376,7 @@ struct Ctx {
   std::vector<uint16_t> hA, hB;
   uint32_t* sums;
   size_t sums_len;
+  half_t* C;  // the MxN fp16 output of the mma_w1_epi variant
   cudaStream_t stream;
 };
 
@@ -328,7 +445,14 @@ uint32_t expected_sum(const Ctx& ctx, int n_blk, int m_blk, int split, int kt_co
   return sum;
 }
 
-const char* kind_name(Mcast mc, bool two_producers, bool read_all) {
+const char* kind_name(Mcast mc, bool two_producers, bool read_all, Consumer cons = Consumer::kStream) {
+  switch (cons) {
+    case Consumer::kMmaW1: return "mma_w1";
+    case Consumer::kMmaW0: return "mma_w0";
+    case Consumer::kMmaW1Warp: return "mma_w1_warprelease";
+    case Consumer::kMmaW1Epi: return "mma_w1_epi";
+    default: break;
+  }
   if (mc == Mcast::kA) return "mcastA";
   if (mc == Mcast::kB) return "mcastB";
   if (two_producers) return "2producers";
@@ -371,10 +495,67 @@ auto make_tmas(const half_t* A, const half_t* B, int M, int N, int K) {
   return make_tuple(tma_a, tma_b);
 }
 
+float half_bits_to_float(uint16_t h) {
+  half_t v;
+  std::memcpy(&v, &h, 2);
+  return float(v);
+}
+
+// The MMA consumers' check. Each CTA's four warp sums (float bits) against the fp64 sum over its
+// tile of its partial products, sum_k (sum_m A[m, k]) (sum_n B[k, n]) over its k-range, within a
+// relative 1e-2 (of max(|ref|, 1): the sum of random-signed products may be near 0; the inputs are
+// multiples of 1/16, so the fp32 accumulation is in fact exact). With the epilogue, also C at 1024
+// sampled elements against the fp64 dot product (relative 1e-2 of max(|ref|, 1)).
+template <class C>
+bool verify_mma(const Ctx& ctx, const std::vector<uint32_t>& got, dim3 grid, int kt_count) {
+  const int M = ctx.M, N = ctx.N, K = ctx.K;
+  std::vector<double> colA(size_t(grid.y) * K, 0.0), rowB(size_t(grid.x) * K, 0.0);  // per tile, per k
+  for (int m = 0; m < M; ++m)
+    for (int k = 0; k < K; ++k) colA[size_t(m / C::kBM) * K + k] += half_bits_to_float(ctx.hA[size_t(m) * K + k]);
+  for (int k = 0; k < K; ++k)
+    for (int n = 0; n < N; ++n) rowB[size_t(n / C::kBN) * K + k] += half_bits_to_float(ctx.hB[size_t(k) * N + n]);
+  bool ok = true;
+  for (int z = 0; z < int(grid.z); ++z)
+    for (int y = 0; y < int(grid.y); ++y)
+      for (int x = 0; x < int(grid.x); ++x) {
+        const size_t cta = x + grid.x * (y + grid.y * size_t(z));
+        double sum = 0;
+        for (int w = 0; w < kConsumerWarps; ++w) {
+          float f;
+          std::memcpy(&f, &got[cta * kConsumerWarps + w], 4);
+          sum += f;
+        }
+        double ref = 0;
+        for (int k = z * kt_count * C::kBK; k < (z + 1) * kt_count * C::kBK; ++k)
+          ref += colA[size_t(y) * K + k] * rowB[size_t(x) * K + k];
+        if (!(std::fabs(sum - ref) <= 1e-2 * std::max(std::fabs(ref), 1.0))) {
+          if (ok) std::printf("# mismatch CTA (%d, %d, %d): %.6g, expected %.6g\n", x, y, z, sum, ref);
+          ok = false;
+        }
+      }
+  if constexpr (C::kEpi) {
+    std::vector<uint16_t> hC(size_t(M) * N);
+    CK(cudaMemcpy(hC.data(), ctx.C, hC.size() * 2, cudaMemcpyDeviceToHost));
+    std::mt19937 rng(777);
+    for (int t = 0; t < 1024; ++t) {
+      const int m = int(rng() % unsigned(M)), n = int(rng() % unsigned(N));
+      double ref = 0;
+      for (int k = 0; k < K; ++k)
+        ref += double(half_bits_to_float(ctx.hA[size_t(m) * K + k])) * half_bits_to_float(ctx.hB[size_t(k) * N + n]);
+      const double c = half_bits_to_float(hC[size_t(m) * N + n]);
+      if (!(std::fabs(c - ref) <= 1e-2 * std::max(std::fabs(ref), 1.0))) {
+        if (ok) std::printf("# mismatch C(%d, %d): %.6g, expected %.6g\n", m, n, c, ref);
+        ok = false;
+      }
+    }
+  }
+  return ok;
+}
+
 // One variant at one split count: skip with a reason, or check, time and print a CSV row.
 template <class C>
 void run_variant(Ctx& ctx, int splits) {
-  const char* kind = kind_name(C::kMcast, C::kTwoProducers, C::kReadAll);
+  const char* kind = kind_name(C::kMcast, C::kTwoProducers, C::kReadAll, C::kConsumer);
   char idbuf[128];
   std::snprintf(idbuf, sizeof idbuf, "%s_%dx%d_bk%d_s%d_sk%d", kind, C::kBM, C::kBN, C::kBK, C::kStages, splits);
   const std::string id = idbuf;
@@ -384,6 +565,10 @@ void run_variant(Ctx& ctx, int splits) {
     return;
   } else {
     const int M = ctx.M, N = ctx.N, K = ctx.K;
+    if (C::kEpi && (splits < 2 || splits > 8)) {
+      std::printf("# skip %s: the split-K epilogue needs 2 to 8 splits (a portable cluster)\n", id.c_str());
+      return;
+    }
     if (M % (C::kBM * C::kClusterY) || N % (C::kBN * C::kClusterX) || K % (C::kBK * splits)) {
       std::printf("# skip %s: M %% %d, N %% %d or K %% %d is not 0\n", id.c_str(), C::kBM * C::kClusterY,
                   C::kBN * C::kClusterX, C::kBK * splits);
@@ -407,7 +592,8 @@ void run_variant(Ctx& ctx, int splits) {
     attr[0].id = cudaLaunchAttributeClusterDimension;
     attr[0].val.clusterDim.x = C::kClusterX;
     attr[0].val.clusterDim.y = C::kClusterY;
-    attr[0].val.clusterDim.z = 1;
+    const int cluster_z = C::kEpi ? splits : 1;  // the splits of one tile: a cluster along z
+    attr[0].val.clusterDim.z = cluster_z;
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = grid;
     cfg.blockDim = dim3(kThreads);
@@ -418,16 +604,17 @@ void run_variant(Ctx& ctx, int splits) {
     int clusters = 0;
     CK(cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg));
     // Without multicast, a plain launch (the cluster attribute only served the occupancy query).
-    if (C::kCluster == 1) cfg.numAttrs = 0;
+    if (C::kCluster * cluster_z == 1) cfg.numAttrs = 0;
     if (clusters == 0) {
-      std::printf("# skip %s: no cluster of %d fits (cudaOccupancyMaxActiveClusters)\n", id.c_str(), C::kCluster);
+      std::printf("# skip %s: no cluster of %d fits (cudaOccupancyMaxActiveClusters)\n", id.c_str(),
+                  C::kCluster * cluster_z);
       return;
     }
-    if (clusters * C::kCluster < ctas)
+    if (clusters * C::kCluster * cluster_z < ctas)
       std::printf("# note %s: %d CTAs, %d resident at once: more than one wave\n", id.c_str(), ctas,
-                  clusters * C::kCluster);
+                  clusters * C::kCluster * cluster_z);
     auto launch = [&](int c) {
-      CK(cudaLaunchKernelEx(&cfg, kernel, tas[c], tbs[c], M, N, K, ctx.sums));
+      CK(cudaLaunchKernelEx(&cfg, kernel, tas[c], tbs[c], M, N, K, ctx.sums, ctx.C));
     };
     const int kt_count = K / C::kBK / splits;
     // The checksum after one launch on a cleared buffer, and again after all the timed launches.
@@ -435,17 +622,22 @@ void run_variant(Ctx& ctx, int splits) {
       std::vector<uint32_t> got(size_t(ctas) * kConsumerWarps);
       CK(cudaStreamSynchronize(ctx.stream));
       CK(cudaMemcpy(got.data(), ctx.sums, got.size() * sizeof(uint32_t), cudaMemcpyDeviceToHost));
-      for (int z = 0; z < splits; ++z)
-        for (int y = 0; y < int(grid.y); ++y)
-          for (int x = 0; x < int(grid.x); ++x) {
-            const size_t cta = x + grid.x * (y + grid.y * size_t(z));
-            uint32_t sum = 0;
-            for (int w = 0; w < kConsumerWarps; ++w) sum += got[cta * kConsumerWarps + w];
-            if (sum != expected_sum<C>(ctx, x, y, z, kt_count)) return false;
-          }
-      return true;
+      if constexpr (C::kMma) {
+        return verify_mma<C>(ctx, got, grid, kt_count);
+      } else {
+        for (int z = 0; z < splits; ++z)
+          for (int y = 0; y < int(grid.y); ++y)
+            for (int x = 0; x < int(grid.x); ++x) {
+              const size_t cta = x + grid.x * (y + grid.y * size_t(z));
+              uint32_t sum = 0;
+              for (int w = 0; w < kConsumerWarps; ++w) sum += got[cta * kConsumerWarps + w];
+              if (sum != expected_sum<C>(ctx, x, y, z, kt_count)) return false;
+            }
+        return true;
+      }
     };
     CK(cudaMemsetAsync(ctx.sums, 0, ctx.sums_len * sizeof(uint32_t), ctx.stream));
+    if (C::kEpi) CK(cudaMemsetAsync(ctx.C, 0, size_t(M) * N * 2, ctx.stream));
     launch(0);
     CK(cudaGetLastError());
     bool ok = verify();
@@ -455,7 +647,7 @@ void run_variant(Ctx& ctx, int splits) {
       ok = ok && verify();
     }
     char cluster[16];
-    std::snprintf(cluster, sizeof cluster, "%dx%dx1", C::kClusterX, C::kClusterY);
+    std::snprintf(cluster, sizeof cluster, "%dx%dx%d", C::kClusterX, C::kClusterY, cluster_z);
     print_row(id, C::kBM, C::kBN, C::kBK, C::kStages, splits, cluster, ctas, t,
               double(kt_count) * C::kStageBytes, ok ? "OK" : "FAIL");
   }
@@ -509,6 +701,14 @@ void run_all(Ctx& ctx) {
     run_variant<Cfg<64, 64, 64, 12, Mcast::kNone, true>>(ctx, splits);
     run_variant<Cfg<64, 64, 64, 12, Mcast::kNone, false, true>>(ctx, splits);
   }
+  // The consumer with our kernel's MMAs (Consumer above), 64x64 x 2 splits, 12 stages (our kernel)
+  // and 13.
+  run_variant<Cfg<64, 64, 64, 12, Mcast::kNone, false, false, Consumer::kMmaW1>>(ctx, 2);
+  run_variant<Cfg<64, 64, 64, 12, Mcast::kNone, false, false, Consumer::kMmaW0>>(ctx, 2);
+  run_variant<Cfg<64, 64, 64, 12, Mcast::kNone, false, false, Consumer::kMmaW1Warp>>(ctx, 2);
+  run_variant<Cfg<64, 64, 64, 12, Mcast::kNone, false, false, Consumer::kMmaW1Epi>>(ctx, 2);
+  run_variant<Cfg<64, 64, 64, 13, Mcast::kNone, false, false, Consumer::kMmaW1>>(ctx, 2);
+  run_variant<Cfg<64, 64, 64, 13, Mcast::kNone, false, false, Consumer::kMmaW1Epi>>(ctx, 2);
   // 128x128 x 4 splits (64 CTAs, 32 KB a stage), for comparison.
   run_variant<Cfg<128, 128, 64, 4>>(ctx, 4);
   run_variant<Cfg<128, 128, 64, 6>>(ctx, 4);
@@ -591,6 +791,7 @@ int main(int argc, char** argv) {
   // One sum per consumer warp of the largest grid: 64-row tiles x 2 splits (4 for 128x128 tiles).
   ctx.sums_len = size_t(ctx.M / 64 + 1) * (ctx.N / 64 + 1) * 2 * ts::kConsumerWarps;
   CK(cudaMalloc(&ctx.sums, ctx.sums_len * sizeof(uint32_t)));
+  CK(cudaMalloc(&ctx.C, size_t(ctx.M) * ctx.N * 2));
 
   std::printf("# device %s, %d SMs, L2 %d KB, SM clock %d MHz rated, %.0f MHz measured before, memory %d MHz x "
               "%d bit\n",
@@ -606,6 +807,7 @@ int main(int argc, char** argv) {
     CK(cudaFree(ctx.B[c]));
   }
   CK(cudaFree(ctx.sums));
+  CK(cudaFree(ctx.C));
   CK(cudaStreamDestroy(ctx.stream));
   return 0;
 }
