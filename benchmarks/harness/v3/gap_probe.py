@@ -21,6 +21,7 @@ import time
 
 import torch
 from cuda_l2_explorer.importer.harness.audit import trace_events
+from replay_cupti_probe import cold_inputs
 from torch.profiler import ProfilerActivity, profile
 
 SHAPES = [
@@ -67,19 +68,9 @@ def per_call(graph, calls: int) -> tuple[float, float]:
 
 
 def main(path: str) -> None:
-    l2 = torch.cuda.get_device_properties(0).L2_cache_size
     rows = []
     for m, n, k in SHAPES:
-        per_set = 2 * (m * k + k * n)
-        cold = max(2, -(-2 * l2 // per_set))
-        sets = [
-            (
-                torch.randn(m, k, device="cuda", dtype=torch.float16),
-                torch.randn(k, n, device="cuda", dtype=torch.float16),
-            )
-            for _ in range(cold)
-        ]
-        out = torch.empty(m, n, device="cuda", dtype=torch.float16)
+        sets, out = cold_inputs(m, n, k)
         for label, inputs in (("cold", sets), ("warm", sets[:1])):
             for calls in CALLS:
                 graph = graph_of(calls, inputs, out)

@@ -32,10 +32,10 @@ def kernel_us(prof, calls: int) -> float:
     return sum(e.get("dur", 0) for e in trace_events(prof) if e.get("cat") == "kernel") / calls
 
 
-def probe(m: int, n: int, k: int, phases: list) -> dict:
+def cold_inputs(m: int, n: int, k: int) -> tuple[list, torch.Tensor]:
+    """Input sets (A, B) spanning >= 2x the L2 (at least two; cold, as harness 3) and an output."""
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
-    per_set = 2 * (m * k + k * n)
-    sets = max(2, -(-2 * l2 // per_set))
+    sets = max(2, -(-2 * l2 // (2 * (m * k + k * n))))
     inputs = [
         (
             torch.randn(m, k, device="cuda", dtype=torch.float16),
@@ -43,7 +43,12 @@ def probe(m: int, n: int, k: int, phases: list) -> dict:
         )
         for _ in range(sets)
     ]
-    out = torch.empty(m, n, device="cuda", dtype=torch.float16)
+    return inputs, torch.empty(m, n, device="cuda", dtype=torch.float16)
+
+
+def probe(m: int, n: int, k: int, phases: list) -> dict:
+    inputs, out = cold_inputs(m, n, k)
+    sets = len(inputs)
     calls = sets * -(-CALLS_PER_GRAPH // sets)
     for a, b in inputs:
         torch.matmul(a, b, out=out)
