@@ -16,6 +16,13 @@
 // both CTAs' consumers have released it (one arrival per consumer warpgroup on each CTA's empty
 // barrier). Correct, but slower than MCAST = 1 at every deep-K grid shape measured (H100,
 // 2026-11-24: 1.09-1.25x per kernel), so the catalog ships none (tuner/wgmma.py says why).
+//
+// REDUCE_GLOBAL launches no cluster (a (1, 1, splits) cluster launch places the CTAs so that
+// neighbouring tiles' identical loads are no longer merged before the L2: tuner/wgmma.py). The
+// splits but the last park their fp32 partials in the caller's workspace and count themselves in
+// on the tile's counter; the last split waits for the count, adds the partials in split order
+// (the same bits whoever finishes first), stores C and sets the counter back to 0: the workspace
+// is zeroed once, when it is allocated, never per call.
 #include <cstddef>
 #include <cstdint>
 #include <atomic>
@@ -44,10 +51,11 @@ constexpr int kMaxDevices = 64;
 constexpr int kMaxSplits = ${max_splits};  // one split per CTA of a cluster: 16 is Hopper's largest
 constexpr int kMaxSmemBytes = 227 << 10;   // dynamic shared memory per CTA on sm_90
 
-template <int BM, int BN, int BK, int STAGES, bool kBKMajor, int MCAST>
+template <int BM, int BN, int BK, int STAGES, bool kBKMajor, int MCAST, bool REDUCE_GLOBAL>
 struct WgShape {
   static constexpr int kBM = BM, kBN = BN, kBK = BK, kStages = STAGES;
   static constexpr int kMcastA = MCAST;  // CTAs along N that share each A tile (TMA multicast)
+  static constexpr bool kReduceGlobal = REDUCE_GLOBAL;  // split-K through the workspace, no cluster
   static constexpr int kConsumers = BM / 64;  // consumer warpgroups: one m64 row block each
   static constexpr int kConsumerThreads = 128 * kConsumers;
   static constexpr int kThreads = 128 + kConsumerThreads;  // warpgroup 0 produces
@@ -66,6 +74,7 @@ struct WgShape {
   static_assert(BM % 64 == 0 && BM <= 128, "one or two consumer warpgroups");
   static_assert(BK % 64 == 0, "a k-tile is whole 128-byte swizzle rows of A");
   static_assert(MCAST == 1 || MCAST == 2, "A is shared by one CTA or a pair");
+  static_assert(!REDUCE_GLOBAL || MCAST == 1, "multicast needs the cluster the global reduction avoids");
 };
 
 template <class S>
@@ -85,6 +94,69 @@ template <class S>
 constexpr int kLdC = S::kBN + 8;
 
 ${split_k_cluster}
+// The global reduction's workspace: one int counter a tile, padded to kFlagAlign bytes, then each
+// tile's splits - 1 partials as [split][quad][consumer thread] float4s (tuner/wgmma.py computes
+// the same size).
+constexpr int kFlagAlign = 128;
+__host__ __device__ inline size_t counter_bytes(int tiles) {
+  return (size_t(tiles) * sizeof(int) + kFlagAlign - 1) / kFlagAlign * kFlagAlign;
+}
+template <class S>
+size_t global_reduce_bytes(int tiles, int splits) {
+  return splits > 1 ? counter_bytes(tiles) + size_t(tiles) * (splits - 1) * kParkedBytes<S> : 0;
+}
+
+// REDUCE_GLOBAL's split-K (the CTA's threads all call it; `accum` is the consumers' partial).
+// Every split but the last stores its partial and counts itself in; the last split (the highest
+// grid z, dispatched after every lower one, so the CTAs it waits for are running or done) waits
+// for the count, sets it back to 0 for the next call on the stream, and adds the others' partials
+// to its own in split order. Returns whether this CTA now holds the tile's sum.
+template <class S, int kQuads, class Accum>
+__device__ __forceinline__ bool reduce_in_workspace(Accum& accum, void* workspace, int tiles, int tile, int split,
+                                                    int splits, int tid) {
+  int* const counter = static_cast<int*>(workspace) + tile;
+  float4* const partials = reinterpret_cast<float4*>(static_cast<char*>(workspace) + counter_bytes(tiles)) +
+                           size_t(tile) * (splits - 1) * kQuads * S::kConsumerThreads;
+  const int ctid = tid - 128;
+  if (split < splits - 1) {
+    if (tid >= 128) {
+      float4* const mine = partials + size_t(split) * kQuads * S::kConsumerThreads;
+      CUTE_UNROLL
+      for (int q = 0; q < kQuads; ++q)
+        __stcg(&mine[q * S::kConsumerThreads + ctid],
+               make_float4(accum(4 * q), accum(4 * q + 1), accum(4 * q + 2), accum(4 * q + 3)));
+      __threadfence();  // this thread's partial is visible device-wide before the count below
+    }
+    __syncthreads();
+    if (tid == 0) atomicAdd(counter, 1);
+    return false;
+  }
+  if (tid == 0) {
+    int arrived;
+    do {
+      asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(arrived) : "l"(counter) : "memory");
+    } while (arrived < splits - 1);
+    *counter = 0;  // the next launch on this stream starts after this one has ended
+  }
+  __syncthreads();  // with thread 0's acquire: every other split's partial is visible
+  if (tid >= 128) {
+    for (int r = 0; r < splits - 1; ++r) {
+      const float4* const part = partials + size_t(r) * kQuads * S::kConsumerThreads;
+      float4 p[kQuads];
+      CUTE_UNROLL
+      for (int q = 0; q < kQuads; ++q) p[q] = __ldcg(&part[q * S::kConsumerThreads + ctid]);  // all in flight
+      CUTE_UNROLL
+      for (int q = 0; q < kQuads; ++q) {
+        accum(4 * q) += p[q].x;
+        accum(4 * q + 1) += p[q].y;
+        accum(4 * q + 2) += p[q].z;
+        accum(4 * q + 3) += p[q].w;
+      }
+    }
+  }
+  return true;
+}
+
 __device__ __forceinline__ void store_pair(half_t* C, int N, int M, int row, int col, float x, float y) {
   if (row >= M || col >= N) return;  // N is a multiple of 8, so col + 1 < N too
   *reinterpret_cast<__half2*>(C + (size_t)row * N + col) = __floats2half2_rn(x, y);
@@ -93,7 +165,7 @@ __device__ __forceinline__ void store_pair(half_t* C, int N, int M, int row, int
 template <class S, class TmaA, class TmaB>
 __global__ void __launch_bounds__(S::kThreads, 1)
     wgmma_splitk_kernel(__grid_constant__ const TmaA tma_a, __grid_constant__ const TmaB tma_b, half_t* C, int M,
-                        int N, int K, int splits) {
+                        int N, int K, int splits, void* workspace) {
   using FullBarrier = cutlass::arch::ClusterTransactionBarrier;
   using EmptyBarrier = cutlass::arch::ClusterBarrier;
   extern __shared__ __align__(128) unsigned char smem_raw[];
@@ -199,55 +271,60 @@ __global__ void __launch_bounds__(S::kThreads, 1)
     store_pair(C, N, M, m0 + get<0>(tCcC(4 * q)), n0 + get<1>(tCcC(4 * q)), v.x, v.y);
     store_pair(C, N, M, m0 + get<0>(tCcC(4 * q + 2)), n0 + get<1>(tCcC(4 * q + 2)), v.z, v.w);
   };
-  if (splits == 1) {
-    // C goes through shared memory and out as 16-byte row chunks (a quad's own stores are 4 bytes a
-    // lane; ~0.2 us of a tiny call, benchmarks/tuner/tiny_floor). Every MMA has completed, so after
-    // the barrier the pipeline buffers are free.
-    static_assert(S::kBM * kLdC<S> * 2 <= int(sizeof(shared.a) + sizeof(shared.b)), "C must fit the buffers");
-    half_t* const sC = reinterpret_cast<half_t*>(smem_raw);
-    __syncthreads();
-    if (tid >= 128) {
-      CUTE_UNROLL
-      for (int q = 0; q < kQuads; ++q) {
-        const int row = get<0>(tCcC(4 * q)), col = get<1>(tCcC(4 * q));
-        const int row8 = get<0>(tCcC(4 * q + 2)), col8 = get<1>(tCcC(4 * q + 2));
-        *reinterpret_cast<__half2*>(sC + row * kLdC<S> + col) = __floats2half2_rn(accum(4 * q), accum(4 * q + 1));
-        *reinterpret_cast<__half2*>(sC + row8 * kLdC<S> + col8) =
-            __floats2half2_rn(accum(4 * q + 2), accum(4 * q + 3));
+  if (splits > 1) {
+    if constexpr (S::kReduceGlobal) {
+      const int tiles = int(gridDim.x * gridDim.y), tile = n_blk + int(gridDim.x) * m_blk;
+      if (!reduce_in_workspace<S, kQuads>(accum, workspace, tiles, tile, split, splits, tid)) return;
+    } else {
+      // Split-K: every stage has been consumed (the consumers waited on every full barrier and every
+      // MMA), so the pipeline buffers are free for the partial: [quad][consumer thread] float4s.
+      static_assert(kParkedBytes<S> <= int(sizeof(shared.a) + sizeof(shared.b)), "the partial must fit the buffers");
+      float4* const parked = reinterpret_cast<float4*>(smem_raw);
+      __syncthreads();
+      const int ctid = tid - 128;
+      if (tid >= 128) {
+        CUTE_UNROLL
+        for (int q = 0; q < kQuads; ++q)
+          parked[q * S::kConsumerThreads + ctid] =
+              make_float4(accum(4 * q), accum(4 * q + 1), accum(4 * q + 2), accum(4 * q + 3));
       }
+      cluster_sync();  // every rank's partial is visible to every peer
+      if (tid >= 128) {
+        // The splits of this tile are ranks pair, pair + kMc, ... of the cluster.
+        for (int q = split; q < kQuads; q += splits) {
+          const uint32_t mine = smem_u32(parked + q * S::kConsumerThreads + ctid);
+          store_quad(q, cluster_sum<kMaxSplits / kMc>(mine, splits, pair, kMc));
+        }
+      }
+      cluster_sync();  // peers may read this CTA's partial until here
+      return;
     }
-    __syncthreads();
-    constexpr int kChunksN = S::kBN / 8;  // N % 8 == 0: a chunk that starts inside C ends inside it
-    for (int c = tid; c < S::kBM * kChunksN; c += S::kThreads) {
-      const int row = c / kChunksN, col = (c % kChunksN) * 8;
-      if (m0 + row < M && n0 + col < N)
-        *reinterpret_cast<uint4*>(C + (size_t)(m0 + row) * N + n0 + col) =
-            *reinterpret_cast<const uint4*>(sC + row * kLdC<S> + col);
-    }
-    if constexpr (kMc > 1) cluster_sync();  // the peer may still arrive on this CTA's barriers
-    return;
   }
-  // Split-K: every stage has been consumed (the consumers waited on every full barrier and every
-  // MMA), so the pipeline buffers are free for the partial: [quad][consumer thread] float4s.
-  static_assert(kParkedBytes<S> <= int(sizeof(shared.a) + sizeof(shared.b)), "the partial must fit the buffers");
-  float4* const parked = reinterpret_cast<float4*>(smem_raw);
+  // C goes through shared memory and out as 16-byte row chunks (a quad's own stores are 4 bytes a
+  // lane; ~0.2 us of a tiny call, benchmarks/tuner/tiny_floor). Every MMA has completed, so after
+  // the barrier the pipeline buffers are free.
+  static_assert(S::kBM * kLdC<S> * 2 <= int(sizeof(shared.a) + sizeof(shared.b)), "C must fit the buffers");
+  half_t* const sC = reinterpret_cast<half_t*>(smem_raw);
   __syncthreads();
-  const int ctid = tid - 128;
   if (tid >= 128) {
     CUTE_UNROLL
-    for (int q = 0; q < kQuads; ++q)
-      parked[q * S::kConsumerThreads + ctid] =
-          make_float4(accum(4 * q), accum(4 * q + 1), accum(4 * q + 2), accum(4 * q + 3));
-  }
-  cluster_sync();  // every rank's partial is visible to every peer
-  if (tid >= 128) {
-    // The splits of this tile are ranks pair, pair + kMc, ... of the cluster.
-    for (int q = split; q < kQuads; q += splits) {
-      const uint32_t mine = smem_u32(parked + q * S::kConsumerThreads + ctid);
-      store_quad(q, cluster_sum<kMaxSplits / kMc>(mine, splits, pair, kMc));
+    for (int q = 0; q < kQuads; ++q) {
+      const int row = get<0>(tCcC(4 * q)), col = get<1>(tCcC(4 * q));
+      const int row8 = get<0>(tCcC(4 * q + 2)), col8 = get<1>(tCcC(4 * q + 2));
+      *reinterpret_cast<__half2*>(sC + row * kLdC<S> + col) = __floats2half2_rn(accum(4 * q), accum(4 * q + 1));
+      *reinterpret_cast<__half2*>(sC + row8 * kLdC<S> + col8) =
+          __floats2half2_rn(accum(4 * q + 2), accum(4 * q + 3));
     }
   }
-  cluster_sync();  // peers may read this CTA's partial until here
+  __syncthreads();
+  constexpr int kChunksN = S::kBN / 8;  // N % 8 == 0: a chunk that starts inside C ends inside it
+  for (int c = tid; c < S::kBM * kChunksN; c += S::kThreads) {
+    const int row = c / kChunksN, col = (c % kChunksN) * 8;
+    if (m0 + row < M && n0 + col < N)
+      *reinterpret_cast<uint4*>(C + (size_t)(m0 + row) * N + n0 + col) =
+          *reinterpret_cast<const uint4*>(sC + row * kLdC<S> + col);
+  }
+  if constexpr (kMc > 1) cluster_sync();  // the peer may still arrive on this CTA's barriers
 }
 
 // Global views of the user's A (M, K) and B as (N, K), and their TMA descriptors.
@@ -286,27 +363,32 @@ struct WgEntry {
   static int workspace(int M, int N, int K, int raster, int swizzle, int decomp, int splits, size_t* bytes) {
     if (!bytes) return kInvalidArgument;
     if (int st = can_implement(M, N, K, raster, swizzle, decomp, splits)) return st;
-    *bytes = 0;  // split-K reduces in distributed shared memory
+    // Split-K reduces in distributed shared memory, or through the workspace (REDUCE_GLOBAL).
+    *bytes = S::kReduceGlobal ? global_reduce_bytes<S>(tiles(M, N), effective_splits(K, S::kBK, decomp, splits)) : 0;
     return kOk;
   }
 
+  static int tiles(int M, int N) { return ((N + S::kBN - 1) / S::kBN) * ((M + S::kBM - 1) / S::kBM); }
+
   static int run(const void* A, const void* B, void* C, int M, int N, int K, int raster, int swizzle, int decomp,
                  int splits, void* workspace, size_t workspace_bytes, cudaStream_t stream) {
-    (void)workspace;
-    (void)workspace_bytes;
     if (int st = can_implement(M, N, K, raster, swizzle, decomp, splits)) return st;
     if (!A || !B || !C) return kInvalidArgument;
     if (((uintptr_t)A | (uintptr_t)B | (uintptr_t)C) % 16) return kCannotImplement;  // TMA base alignment
+    const int eff = effective_splits(K, S::kBK, decomp, splits);
+    const size_t needed = S::kReduceGlobal ? global_reduce_bytes<S>(tiles(M, N), eff) : 0;
+    if (needed && (!workspace || workspace_bytes < needed)) return kWorkspaceTooSmall;
+    if ((uintptr_t)workspace % 16) return kInvalidArgument;  // float4 partials
     static std::atomic<unsigned long long> opted_in{0};
     if (int st = opt_in_once(opted_in, wgmma_splitk_kernel<S, TmaA, TmaB>, kSmemBytes)) return st;
-    const int eff = effective_splits(K, S::kBK, decomp, splits);
     auto tmas = make_tmas<S>(static_cast<const half_t*>(A), static_cast<const half_t*>(B), M, N, K);
     // With multicast the N tiles are whole pairs: an odd last one has a partner past N (its B
     // loads are zero-filled, its stores masked).
     const int n_tiles = (N + S::kBN - 1) / S::kBN;
     const dim3 grid((n_tiles + S::kMcastA - 1) / S::kMcastA * S::kMcastA, (M + S::kBM - 1) / S::kBM, eff);
-    return launch_clustered(wgmma_splitk_kernel<S, TmaA, TmaB>, grid, S::kMcastA, S::kThreads, kSmemBytes, stream,
-                            get<0>(tmas), get<1>(tmas), static_cast<half_t*>(C), M, N, K, eff);
+    return launch_clustered(wgmma_splitk_kernel<S, TmaA, TmaB>, grid, S::kMcastA, S::kReduceGlobal ? 1 : eff,
+                            S::kThreads, kSmemBytes, stream, get<0>(tmas), get<1>(tmas), static_cast<half_t*>(C), M,
+                            N, K, eff, workspace);
   }
 };
 

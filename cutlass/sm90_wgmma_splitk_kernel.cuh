@@ -1,4 +1,5 @@
 // ---- ${name} ----
 namespace l2x_${name} {
-using E = l2x_wgsk::WgEntry<l2x_wgsk::WgShape<${tile_m}, ${tile_n}, ${tile_k}, ${stages}, ${b_k_major}, ${mcast_a}>>;
+using E = l2x_wgsk::WgEntry<
+    l2x_wgsk::WgShape<${tile_m}, ${tile_n}, ${tile_k}, ${stages}, ${b_k_major}, ${mcast_a}, ${reduce_global}>>;
 }  // namespace l2x_${name}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import pytest
 from cuda_l2_explorer.tuner import families, wgmma
@@ -18,10 +19,30 @@ def test_catalog_is_valid_unique_and_covers_both_b_layouts() -> None:
     assert 4 <= len(cat) <= 16
     assert len({c.name for c in cat}) == len(cat)
     for c in cat:
-        assert re.fullmatch(r"wgsk_\d+x\d+x\d+_s\d+_b[nk](_mc2)?", c.name), c.name
+        assert re.fullmatch(r"wgsk_\d+x\d+x\d+_s\d+_b[nk](_mc2)?(_rg)?", c.name), c.name
         assert kernel_from_dict(c.to_dict()) == c and c.user_tile() == (c.tile_m, c.tile_n)
         assert c.tile_m * c.tile_n * 4 <= c.smem_bytes() <= SMEM_BYTES_SM90  # the partial fits the buffers
     assert {c.b_major for c in cat} == {"n", "k"} and {c.tile_m for c in cat} == {64, 128}
+    # Every shape twice: reduced in the cluster and through the workspace.
+    by_reduce = {r: sorted(replace(c, reduce="cluster") for c in cat if c.reduce == r) for r in wgmma.REDUCES}
+    assert by_reduce["cluster"] == by_reduce["global"] and len(by_reduce["global"]) * 2 == len(cat)
+
+
+def test_global_reduction_name_hash_and_workspace() -> None:
+    """``reduce="global"`` is in the name and the dict (a kernel reducing in the cluster keeps the
+    dict and hash it had before the field existed); its workspace holds a counter a tile, padded
+    to FLAG_ALIGN bytes, and every split but the last one's fp32 partial."""
+    one, rg = WgmmaConfig(64, 64, 64, 12), WgmmaConfig(64, 64, 64, 12, reduce="global")
+    assert (one.name, rg.name) == ("wgsk_64x64x64_s12_bn", "wgsk_64x64x64_s12_bn_rg")
+    assert "reduce" not in one.to_dict() and rg.to_dict()["reduce"] == "global"
+    assert kernel_from_dict(rg.to_dict()) == rg and rg.config_hash != one.config_hash
+    assert one.workspace_bytes(512, 512, 2) == 0 and rg.workspace_bytes(512, 512, 1) == 0
+    # 512x512 in 64x64 tiles: 64 counters (256 bytes), then 64 tiles x 1 partial of 16 KB.
+    assert rg.workspace_bytes(512, 512, 2) == 256 + 64 * 64 * 64 * 4
+    # 200x264 in 128x128 tiles: 2 x 3 tiles, 24 counter bytes padded to 128; 3 partials each.
+    big = WgmmaConfig(128, 128, 64, 6, reduce="global")
+    assert big.workspace_bytes(200, 264, 4) == 128 + 6 * 3 * 128 * 128 * 4
+    assert (rg.max_splits, rg.threads, rg.smem_bytes()) == (one.max_splits, one.threads, one.smem_bytes())
 
 
 def test_multicast_names_splits_and_hashes() -> None:
@@ -57,6 +78,8 @@ def test_name_threads_and_shared_memory() -> None:
         ({"tile_m": 64, "tile_n": 64, "family": "sm90_mma_tiny"}, "family"),
         ({"tile_m": 64, "tile_n": True}, "positive int"),
         ({"tile_m": 64, "tile_n": 64, "multicast_a": 4}, "multicast_a"),
+        ({"tile_m": 64, "tile_n": 64, "reduce": "dsmem"}, "reduce"),
+        ({"tile_m": 64, "tile_n": 64, "multicast_a": 2, "reduce": "global"}, "multicast_a must be 1"),
     ],
 )
 def test_invalid_configs_are_rejected(kwargs: dict, message: str) -> None:
@@ -68,7 +91,15 @@ _ints = st.one_of(st.integers(-4, 300), st.booleans(), st.none(), st.text(max_si
 
 
 @settings(max_examples=300, deadline=None)
-@given(tile_m=_ints, tile_n=_ints, tile_k=_ints, stages=_ints, multicast_a=_ints, b_major=st.text(max_size=2))
+@given(
+    tile_m=_ints,
+    tile_n=_ints,
+    tile_k=_ints,
+    stages=_ints,
+    multicast_a=_ints,
+    b_major=st.text(max_size=2),
+    reduce=st.sampled_from(["cluster", "global", "", "x"]),
+)
 def test_any_parameters_give_a_valid_config_or_config_error(**kwargs: object) -> None:
     try:
         c = WgmmaConfig(**kwargs)  # type: ignore[arg-type]
@@ -76,6 +107,7 @@ def test_any_parameters_give_a_valid_config_or_config_error(**kwargs: object) ->
         return
     assert c.tile_m in wgmma.TILE_MS and c.tile_n in wgmma.TILE_NS and c.tile_k in wgmma.TILE_KS
     assert 2 <= c.stages <= 12 and c.b_major in ("n", "k") and c.multicast_a in wgmma.MULTICASTS
+    assert c.reduce in wgmma.REDUCES and (c.reduce == "cluster" or c.multicast_a == 1)
     assert c.tile_m * c.tile_n * 4 <= c.smem_bytes() - wgmma.BARRIER_BYTES <= SMEM_BYTES_SM90
 
 
@@ -84,7 +116,8 @@ def test_tu_instantiates_every_config_with_the_reduction_of_the_tiny_family() ->
     assert src == families.render_tu(list(wgmma_catalog()))
     for c in wgmma_catalog():
         b_k = "true" if c.b_major == "k" else "false"
-        assert f"WgShape<{c.tile_m}, {c.tile_n}, {c.tile_k}, {c.stages}, {b_k}, {c.multicast_a}>" in src
+        rg = "true" if c.reduce == "global" else "false"
+        assert f"WgShape<{c.tile_m}, {c.tile_n}, {c.tile_k}, {c.stages}, {b_k}, {c.multicast_a}, {rg}>" in src
         assert f"L2X_API int l2x_gemm_{c.name}_can_implement(" in src
     for needle in (
         "#include <cute/tensor.hpp>",
@@ -95,7 +128,10 @@ def test_tu_instantiates_every_config_with_the_reduction_of_the_tiny_family() ->
         "ld.shared::cluster.v4.f32",
         "cudaLaunchAttributeClusterDimension",
         f"constexpr int kMaxSplits = {wgmma.MAX_SPLITS};",
+        "atomicAdd(counter, 1)",  # the global reduction's count, and its reset for the next call
+        "ld.acquire.gpu.global.b32",
+        "*counter = 0;",
     ):
         assert needle in src, needle
-    for absent in ("cudaMalloc", "Synchronize", "cudaMemset", "atomicAdd("):  # a launch leaves no state
+    for absent in ("cudaMalloc", "Synchronize", "cudaMemset"):  # a launch allocates and waits for nothing
         assert absent not in src, absent

@@ -18,6 +18,11 @@ under swap-AB), ``swizzle`` the scheduler's max swizzle size (1, 2, 4, 8), ``dec
 0 heuristic / 1 data-parallel / 2 split-K / 3 stream-K (non-zero only for stream-K kernels;
 persistent kernels accept 0 or 1) and ``splits`` (split-K factor; 1 otherwise).
 
+The workspace (``_workspace`` says how many bytes; none is read when it says 0) must be zeroed
+when it is allocated and then given to this kernel alone (one per kernel and stream): a kernel may
+keep counters there that each call leaves at zero for the next (the wgmma family's
+``reduce="global"``), so no call needs a memset.
+
 The source is cutlass/sm90_gemm.cuh (the launcher every config shares) and
 cutlass/sm90_gemm_kernel.cuh (one collective-builder instantiation). The launcher allocates
 nothing, queries the multiprocessor count once per device, sets the shared-memory attribute once

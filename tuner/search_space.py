@@ -85,10 +85,17 @@ def multicast_a(params: Mapping[str, Any]) -> int:
     return int(params.get("multicast_a", 1))
 
 
+def partials_in_memory(params: Mapping[str, Any]) -> bool:
+    """Whether split-K partials meet in global memory (CUTLASS; the wgmma family's
+    ``reduce="global"``) rather than in one cluster's distributed shared memory."""
+    return family_of(params).split_partials_in_memory or params.get("reduce") == "global"
+
+
 def cluster_size(params: Mapping[str, Any], splits: int) -> int:
     """CTAs in one cluster. Our split-K families make a tile's ``splits`` (times its multicast
-    pair) one cluster; CUTLASS kernels have a fixed cluster shape."""
-    if not family_of(params).split_partials_in_memory:
+    pair) one cluster, unless they reduce in global memory; CUTLASS kernels have a fixed cluster
+    shape."""
+    if not partials_in_memory(params):
         return splits * multicast_a(params)
     return int(params.get("cluster_m", 1)) * int(params.get("cluster_n", 1))
 
@@ -131,7 +138,7 @@ def predict(
     else:
         units = tiles * splits
         compute = math.ceil(units / slots) * tile_s / splits
-    if splits > 1 and family_of(params).split_partials_in_memory:
+    if splits > 1 and partials_in_memory(params):
         compute += 4.0 * m * n * splits / bandwidth  # fp32 partials written and read back
     return max(compute, Shape(m, n, k).bytes / bandwidth) + LAUNCH_OVERHEAD_S
 
@@ -162,9 +169,10 @@ def variants_for(m: int, n: int, k: int, params: Mapping[str, Any], sms: int) ->
         max_splits = (family.max_splits or 16) // multicast_a(params)
         splits = {s for s in (2, 4, 8, 16) if tiles * s <= 2 * sms and k_iters >= 2 * s and s <= max_splits}
         if not family.split_partials_in_memory:
-            # A tile's splits are one cluster: any count up to max_splits, and the ones that fill
-            # at least half the GPU in one wave of clusters are worth a look (H100, 512x512x12288:
-            # 16 tiles of 128x128 x 8 splits need 16 clusters of 8, two waves, 33 us; x 4, 24 us).
+            # Our families take any count up to max_splits, and the ones that fill at least half
+            # the GPU in one wave (of clusters, where a tile's splits are one: H100, 512x512x12288,
+            # 16 tiles of 128x128 x 8 splits need 16 clusters of 8, two waves, 33 us; x 4, 24 us)
+            # are worth a look.
             clusters = tiles // multicast_a(params)
             splits |= {
                 s
@@ -213,7 +221,7 @@ def candidates(
             key=lambda c: c.predicted_s,
         )
         scored += ranked[:per_kernel]
-        swept.setdefault(family_of(params).name, []).extend(ranked)
+        swept.setdefault(sweep_group(params), []).extend(ranked)
     scored.sort(key=lambda c: (c.predicted_s, c.key))
     chosen = scored[:limit]
     classes = {kernel_class(kernels[c.kernel]) for c in chosen}
@@ -229,6 +237,16 @@ def candidates(
             chosen += extra
             keys.update(c.key for c in extra)
     return chosen
+
+
+def sweep_group(params: Mapping[str, Any]) -> str:
+    """The kernels measured whole together when there are at most SWEEP_FAMILY of them: a family,
+    our split-K families by where the partials meet (the wgmma family's cluster and workspace
+    reductions are two designs, each measured whole)."""
+    family = family_of(params)
+    if family.split_partials_in_memory:
+        return family.name
+    return f"{family.name}/{params.get('reduce', 'cluster')}"
 
 
 def kernel_class(params: Mapping[str, Any]) -> tuple[str, ...]:

@@ -44,10 +44,11 @@ MAX_WORKSPACE = 256 << 20
 
 
 def library_kernel_fn(torch, lib: TunerLibrary, name: str, variant: Variant, m: int, n: int, k: int):
-    """A callable(a, b, b_col_major, c) for one library kernel, with its workspace allocated once."""
+    """A callable(a, b, b_col_major, c) for one library kernel, with its workspace allocated once
+    and zeroed (tuner/emit.py: a kernel may keep counters there that it leaves at zero)."""
     kernel = lib[name]
     ws_bytes = kernel.workspace_bytes(m, n, k, variant)
-    workspace = torch.empty(max(ws_bytes, 1), dtype=torch.uint8, device="cuda")
+    workspace = torch.zeros(max(ws_bytes, 1), dtype=torch.uint8, device="cuda")
     ws_ptr = workspace.data_ptr() if ws_bytes else 0
     b_col = kernel.params.get("b_major") == "k"
     run, args = kernel.entry, variant.args()

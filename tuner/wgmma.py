@@ -14,7 +14,14 @@ wgmma from TMA and reduces the splits on chip, the tiny family's way:
   whoever finishes first, no workspace, no second kernel;
 - ``multicast_a = 2`` pairs neighbouring N tiles in the cluster (2 x splits CTAs, so at most 8
   splits): each CTA loads half of the A tile the pair shares and TMA multicasts it to both
-  (correct; measured slower, so the catalog ships none: :func:`wgmma_catalog`).
+  (correct; measured slower, so the catalog ships none: :func:`wgmma_catalog`);
+- ``reduce = "global"`` launches no cluster: the splits but the last park their fp32 partials in
+  the workspace and count themselves in on the tile's counter; the last split (the highest grid
+  z, dispatched after every lower one) waits for the count, adds the partials in split order and
+  stores C, and resets the counter, so the workspace needs zeroing only once, when allocated. Why:
+  a (1, 1, splits) cluster launch places CTAs so that neighbouring tiles' identical loads are no
+  longer merged before the L2 (the TMA probe, session 16: the same stream 15.2 us plain, 26.0 us
+  launched as clusters; L2 reads 138 against 200 MB).
 
 The CUDA source is cutlass/sm90_wgmma_splitk.cuh (every config) and sm90_wgmma_splitk_kernel.cuh
 (one instantiation), with the C ABI of tuner/emit.py. Runtime arguments as the tiny family:
@@ -26,7 +33,7 @@ of 8 (16-byte TMA rows; the TMA zero-fills past the edges); A, B and C 16-byte a
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from cuda_l2_explorer.tuner.abi import entry_points
@@ -46,6 +53,8 @@ TILE_MS: tuple[int, ...] = (64, 128)  # one or two consumer warpgroups
 TILE_NS: tuple[int, ...] = (64, 128, 256)  # wgmma N; B's 128-byte swizzle atom is 64 columns wide
 TILE_KS: tuple[int, ...] = (64, 128)  # whole 128-byte swizzle rows of A
 MULTICASTS: tuple[int, ...] = (1, 2)  # CTAs along N sharing each A tile
+REDUCES: tuple[str, ...] = ("cluster", "global")  # where split-K partials meet: DSMEM or the workspace
+FLAG_ALIGN = 128  # the workspace's per-tile counters come first, padded so the partials stay aligned
 BARRIER_BYTES = 1024  # mbarriers and alignment beside the pipeline buffers
 
 
@@ -59,6 +68,7 @@ class WgmmaConfig(ConfigRecord):
     stages: int = 4
     b_major: BMajor = "n"
     multicast_a: int = 1
+    reduce: Literal["cluster", "global"] = "cluster"
     family: Literal["sm90_wgmma_splitk"] = "sm90_wgmma_splitk"
 
     def __post_init__(self) -> None:
@@ -68,20 +78,33 @@ class WgmmaConfig(ConfigRecord):
     def name(self) -> str:
         """Stable identifier, a valid C identifier suffix (``l2x_gemm_<name>``)."""
         mc = f"_mc{self.multicast_a}" if self.multicast_a > 1 else ""
-        return f"wgsk_{self.tile_m}x{self.tile_n}x{self.tile_k}_s{self.stages}_b{self.b_major}{mc}"
+        rg = "_rg" if self.reduce == "global" else ""
+        return f"wgsk_{self.tile_m}x{self.tile_n}x{self.tile_k}_s{self.stages}_b{self.b_major}{mc}{rg}"
 
     @property
     def max_splits(self) -> int:
-        """Splits a tile can take: the cluster (multicast pair x splits) holds at most 16 CTAs."""
+        """Splits a tile can take: the cluster (multicast pair x splits) holds at most 16 CTAs (the
+        global reduction keeps the same bound: its last split reads every other one's partial)."""
         return MAX_SPLITS // self.multicast_a
 
     def to_dict(self) -> dict[str, object]:
-        # Without multicast the field is left out, so the names and hashes of the kernels measured
-        # before it existed stay what the store and manifests hold.
+        # Fields at their first value are left out, so the names and hashes of the kernels measured
+        # before the fields existed stay what the store and manifests hold.
         d = super().to_dict()
         if self.multicast_a == 1:
             del d["multicast_a"]
+        if self.reduce == "cluster":
+            del d["reduce"]
         return d
+
+    def workspace_bytes(self, m: int, n: int, splits: int) -> int:
+        """What ``l2x_gemm_<name>_workspace`` returns for ``splits`` effective splits (the kernel's
+        arithmetic): the tiles' counters, then every split but the last one's fp32 partial."""
+        if self.reduce == "cluster" or splits == 1:
+            return 0
+        tiles = -(-m // self.tile_m) * -(-n // self.tile_n)
+        flags = -(-tiles * 4 // FLAG_ALIGN) * FLAG_ALIGN
+        return flags + tiles * (splits - 1) * self.tile_m * self.tile_n * 4
 
     @property
     def threads(self) -> int:
@@ -99,6 +122,10 @@ def validate(cfg: WgmmaConfig) -> None:
         ("tile_m", "tile_n", "tile_k", "stages", "multicast_a"),
         {"tile_m": TILE_MS, "tile_n": TILE_NS, "tile_k": TILE_KS, "multicast_a": MULTICASTS},
     )
+    if cfg.reduce not in REDUCES:
+        raise ConfigError(f"reduce must be one of {REDUCES}, got {cfg.reduce!r}")
+    if cfg.reduce == "global" and cfg.multicast_a != 1:
+        raise ConfigError("reduce='global' launches no cluster: multicast_a must be 1")
     if not 2 <= cfg.stages <= 12:
         raise ConfigError(f"stages must be in 2..12, got {cfg.stages}")
     if cfg.smem_bytes() > SMEM_BYTES_SM90:
@@ -123,8 +150,11 @@ def wgmma_catalog() -> list[WgmmaConfig]:
     and 128x256x64 at 4 stages, 64x128x64 at 6 (slower everywhere: too few CTAs or bytes in
     flight); the 8-stage and 128x128 configs with ``multicast_a=2`` (slower than their twins at
     all 120 deep-K configs searched, 1.09-1.25x: the L2's output does not bound these kernels).
+    Each comes twice: its splits reduced in one cluster's distributed shared memory, and through
+    the workspace with no cluster launched (``reduce="global"``, session 16: the cluster launch
+    itself cost 10.8 us of a 15.2 us stream at 512x512x12288 in 64x64 x 2 tiles).
     """
-    cat = [
+    shapes = [
         WgmmaConfig(64, 64, 64, 8),
         WgmmaConfig(64, 64, 64, 12),
         WgmmaConfig(64, 64, 128, 6),
@@ -133,6 +163,7 @@ def wgmma_catalog() -> list[WgmmaConfig]:
         WgmmaConfig(128, 128, 64, 6),
         WgmmaConfig(128, 128, 64, 6, b_major="k"),
     ]
+    cat = shapes + [replace(c, reduce="global") for c in shapes]
     names = [c.name for c in cat]
     assert len(set(names)) == len(names), "duplicate names in the wgmma catalog"
     return cat
@@ -155,6 +186,7 @@ def render_kernel(cfg: WgmmaConfig) -> str:
         stages=cfg.stages,
         b_k_major="true" if cfg.b_major == "k" else "false",
         mcast_a=cfg.multicast_a,
+        reduce_global="true" if cfg.reduce == "global" else "false",
     ) + entry_points(cfg.name)
 
 

@@ -299,8 +299,15 @@ def cross_check(graph_s: float, cupti_s: float | None, kernels: float = 1.0) -> 
     slack = CROSS_CHECK_TOLERANCE * cupti_s + kernels * GRAPH_NODE_GAP_S
     if cupti_s * (1 - CROSS_CHECK_TOLERANCE) <= graph_s <= cupti_s + slack:
         return None
-    return (
-        "timing-mismatch",
+    detail = (
         f"graph replay {graph_s * 1e6:.2f} us/call vs CUPTI kernel time {cupti_s * 1e6:.2f} us "
-        f"(ratio {ratio:.3f}; allowed: -5% to +5% plus {GRAPH_NODE_GAP_S * 1e6:.1f} us a kernel)",
+        f"(ratio {ratio:.3f}; allowed: -5% to +5% plus {GRAPH_NODE_GAP_S * 1e6:.1f} us a kernel)"
     )
+    if ratio > 1:
+        # benchmarks/harness/v3/gap_probe.py (H100, 2026-11-24): the same excess a call in graphs of
+        # 4, 16 and 64 calls, cold or warm, so it is paid between kernels, not once per replay.
+        detail += (
+            f": {(graph_s - cupti_s) * 1e6:.2f} us a call passes between the graph's kernels, outside "
+            "CUPTI's kernel durations; a graph-captured model pays it too"
+        )
+    return "timing-mismatch", detail

@@ -6,8 +6,10 @@ Needs a built library holding the families (``python -m cuda_l2_explorer.tuner.b
 poisoned with NaN before every call, error against an fp32 reference (TF32 off) judged by the
 harness's rule against torch's own fp16 GEMM. Each variant runs twice in a row, given a
 "workspace" full of 0xFF bytes that every kernel and shape shares (a caller's buffer that other
-kernels dirtied): split-K needs none and must not read it; the second run must give the same
-bits (the cluster sums the splits in rank order).
+kernels dirtied): split-K in a cluster needs none and must not read it; the second run must give
+the same bits (the splits are summed in rank order). A kernel that reduces its splits through the
+workspace (wgmma ``reduce="global"``) gets its own, sized as tuner/wgmma.py computes it, zeroed
+where its counters are and 0xFF past them, and must leave the counters at zero.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ pytestmark = [
 
 from cuda_l2_explorer.importer.harness import protocol  # noqa: E402
 from cuda_l2_explorer.tuner import tiny, wgmma  # noqa: E402
+from cuda_l2_explorer.tuner.families import kernel_from_dict  # noqa: E402
 from cuda_l2_explorer.tuner.native import TunerError, TunerLibrary, Variant, default_library  # noqa: E402
 
 OWN_FAMILIES = (tiny.TINY_FAMILY, wgmma.WGMMA_FAMILY)
@@ -110,13 +113,14 @@ def test_own_kernel_correct_twice(name: str, shape: tuple[int, int, int], worksp
             assert not kern.can_implement(m, n, k, v), f"{name} {shape} {v.label}: a cluster over 16 CTAs"
             continue
         assert kern.can_implement(m, n, k, v), f"{name} {shape} {v.label}"
-        assert kern.workspace_bytes(m, n, k, v) == 0
+        ws, ws_bytes, counters = _workspace_for(kern, m, n, k, v, workspace)
         runs = []
         for attempt in range(2):
             c.fill_(float("nan"))
-            kern(a.data_ptr(), bptr, c.data_ptr(), m, n, k, v, workspace.data_ptr(), WORKSPACE_BYTES, stream)
+            kern(a.data_ptr(), bptr, c.data_ptr(), m, n, k, v, ws.data_ptr(), ws_bytes, stream)
             torch.cuda.synchronize()
             label = f"{name} {shape} {v.label} run {attempt + 1}"
+            assert not ws[:counters].any(), f"{label}: the tile counters were not left at zero"
             finite = bool(torch.isfinite(c).all())
             err = float(torch.linalg.norm(c.float() - ref)) / ref_norm if finite else math.inf
             verdict = protocol.classify_correctness(err, torch_err, "F32F16F16F32", finite)
@@ -124,6 +128,43 @@ def test_own_kernel_correct_twice(name: str, shape: tuple[int, int, int], worksp
             assert not verdict.findings, f"{label}: {verdict.findings}"
             runs.append(c.clone())
         assert torch.equal(runs[0], runs[1]), f"{name} {shape} {v.label}: not deterministic"
+
+
+def _workspace_for(kern, m: int, n: int, k: int, v: Variant, shared):
+    """(buffer, bytes, counter bytes) for one call: the shared dirty buffer where the kernel needs
+    none, else its own: counters zeroed, the partials' region 0xFF (written before it is read)."""
+    need = kern.workspace_bytes(m, n, k, v)
+    cfg = kernel_from_dict(kern.params)
+    if kern.params["family"] != wgmma.WGMMA_FAMILY or cfg.reduce == "cluster":
+        assert need == 0, f"{kern.name}: {need} workspace bytes"
+        return shared, WORKSPACE_BYTES, 0
+    splits = min(v.splits, -(-k // cfg.tile_k))  # the kernel clamps splits to the K tiles
+    assert need == cfg.workspace_bytes(m, n, splits), f"{kern.name} {v.label}: C and Python disagree"
+    if need == 0:
+        return shared, WORKSPACE_BYTES, 0
+    tiles = -(-m // cfg.tile_m) * -(-n // cfg.tile_n)
+    counters = -(-tiles * 4 // wgmma.FLAG_ALIGN) * wgmma.FLAG_ALIGN
+    ws = torch.full((need,), 0xFF, device="cuda", dtype=torch.uint8)
+    ws[:counters] = 0
+    return ws, need, counters
+
+
+@pytest.mark.parametrize("name", _own_names())
+def test_own_global_reduction_needs_its_workspace(name: str) -> None:
+    """Split-K through the workspace refuses a missing or short one (kWorkspaceTooSmall)."""
+    kern = _kernel(name)
+    if kern.params.get("reduce") != "global":
+        pytest.skip("reduces in a cluster")
+    m, n, k = 256, 512, 8192
+    a, b, *_ = _problem(m, n, k)
+    c = torch.empty(m, n, device="cuda", dtype=torch.float16)
+    v = Variant(0, 1, 2, 4)
+    need = kern.workspace_bytes(m, n, k, v)
+    assert need > 0
+    ws = torch.zeros(need, device="cuda", dtype=torch.uint8)
+    for ptr, size in ((None, 0), (ws.data_ptr(), need - 16)):
+        with pytest.raises(TunerError, match="workspace too small"):
+            kern(a.data_ptr(), b.data_ptr(), c.data_ptr(), m, n, k, v, ptr, size, 0)
 
 
 @pytest.mark.parametrize("name", _own_names())

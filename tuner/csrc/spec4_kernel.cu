@@ -17,7 +17,8 @@ namespace {
 ${status_string}
 // One workspace per (device, stream), reallocated only when a call needs more than it holds:
 // steady-state calls neither allocate nor synchronise. A tensor from torch's caching allocator
-// on the calling stream, so a replaced buffer is recycled in stream order. Never destroyed
+// on the calling stream, so a replaced buffer is recycled in stream order; zeroed when allocated
+// (a kernel may keep counters there that it leaves at zero: tuner/emit.py). Never destroyed
 // (static destruction would run after CUDA is torn down).
 void* l2x_workspace_for(int device, cudaStream_t stream, size_t bytes) {
   static std::mutex mutex;
@@ -25,7 +26,7 @@ void* l2x_workspace_for(int device, cudaStream_t stream, size_t bytes) {
   std::lock_guard<std::mutex> lock(mutex);
   torch::Tensor& buffer = (*cache)[{device, stream}];
   if (!buffer.defined() || static_cast<size_t>(buffer.numel()) < bytes) {
-    buffer = torch::empty({static_cast<int64_t>(bytes)},
+    buffer = torch::zeros({static_cast<int64_t>(bytes)},
                           torch::TensorOptions().dtype(torch::kUInt8).device(torch::kCUDA, device));
   }
   return buffer.data_ptr();

@@ -84,23 +84,23 @@ int opt_in_once(std::atomic<unsigned long long>& done, Kernel kernel, int smem_b
   done.fetch_or(bit, std::memory_order_acq_rel);
   return kOk;
 }
-// Launch with the splits of a tile (grid z) and `cluster_x` neighbouring tiles along x as one
-// cluster; no cluster for one CTA.
+// Launch with `cluster_x` neighbouring tiles along x and `cluster_z` splits of a tile (grid z)
+// as one cluster; no cluster for one CTA.
 template <class Kernel, class... Args>
-int launch_clustered(Kernel kernel, dim3 grid, int cluster_x, int threads, int smem_bytes, cudaStream_t stream,
-                     Args... args) {
+int launch_clustered(Kernel kernel, dim3 grid, int cluster_x, int cluster_z, int threads, int smem_bytes,
+                     cudaStream_t stream, Args... args) {
   cudaLaunchAttribute cluster;
   cluster.id = cudaLaunchAttributeClusterDimension;
   cluster.val.clusterDim.x = cluster_x;
   cluster.val.clusterDim.y = 1;
-  cluster.val.clusterDim.z = grid.z;
+  cluster.val.clusterDim.z = cluster_z;
   cudaLaunchConfig_t config = {};
   config.gridDim = grid;
   config.blockDim = dim3(threads);
   config.dynamicSmemBytes = smem_bytes;
   config.stream = stream;
   config.attrs = &cluster;
-  const bool clustered = grid.z > 1 || cluster_x > 1;
+  const bool clustered = cluster_z > 1 || cluster_x > 1;
   config.numAttrs = clustered ? 1 : 0;
   if (cudaLaunchKernelEx(&config, kernel, args...) == cudaSuccess) return kOk;
   // A cluster this large may not fit this CTA's resources on one GPC: a launch error, not sticky.
@@ -109,5 +109,5 @@ int launch_clustered(Kernel kernel, dim3 grid, int cluster_x, int threads, int s
 }
 template <class Kernel, class... Args>
 int launch_split_k(Kernel kernel, dim3 grid, int threads, int smem_bytes, cudaStream_t stream, Args... args) {
-  return launch_clustered(kernel, grid, 1, threads, smem_bytes, stream, args...);
+  return launch_clustered(kernel, grid, 1, int(grid.z), threads, smem_bytes, stream, args...);
 }

@@ -37,6 +37,15 @@ TIMED_S = 0.2
 
 
 def graph_of(calls: int, inputs: list, out) -> torch.cuda.CUDAGraph:
+    # Eager calls on a side stream first, as torch's graph docs ask: cuBLAS creates its handle and
+    # workspace there (creating them during capture fails with CUBLAS_STATUS_NOT_INITIALIZED).
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for a, b in inputs[:calls]:
+            torch.matmul(a, b, out=out)
+    torch.cuda.current_stream().wait_stream(side)
+    torch.cuda.synchronize()
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
         for j in range(calls):

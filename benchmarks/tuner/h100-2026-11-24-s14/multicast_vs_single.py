@@ -1,7 +1,9 @@
 """Per config of a search log (call 1): the best stage-1 time of the multicast candidates against
-the best of the single ones, and each multicast kernel against its twin.
+the best of the single ones, and each multicast kernel against its twin. Any other pair of twins
+by their name's suffix too (session 16: ``_rg``, the wgmma family's reduction through the
+workspace, against the cluster's).
 
-    python multicast_vs_single.py TUNE_STORE.duckdb
+    python multicast_vs_single.py TUNE_STORE.duckdb [SUFFIX]
 """
 
 from __future__ import annotations
@@ -25,24 +27,24 @@ def stage1(path: str) -> dict[tuple, list[tuple[str, str, float]]]:
     return by
 
 
-def main(path: str) -> None:
+def main(path: str, suffix: str = MC) -> None:
     best, twins = [], defaultdict(list)
     for cfg, rows in sorted(stage1(path).items()):
-        mc = [r for r in rows if r[0].endswith(MC)]
-        one = [r for r in rows if not r[0].endswith(MC)]
+        mc = [r for r in rows if r[0].endswith(suffix)]
+        one = [r for r in rows if not r[0].endswith(suffix)]
         if not mc or not one:
             continue
         bm, bo = min(mc, key=lambda r: r[2]), min(one, key=lambda r: r[2])
         best.append((bm[2] / bo[2], cfg, bm, bo))
         for kernel in {r[0] for r in mc}:
             a = min(r[2] for r in mc if r[0] == kernel)
-            b = min((r[2] for r in one if r[0] == kernel.removesuffix(MC)), default=None)
+            b = min((r[2] for r in one if r[0] == kernel.removesuffix(suffix)), default=None)
             if b:
                 twins[kernel].append(a / b)
     ratios = [b[0] for b in best]
     print(
-        f"{len(best)} configs: best multicast / best single, geomean {geomean(ratios):.3f}; "
-        f"multicast faster by >1%: {sum(r < 0.99 for r in ratios)}, "
+        f"{len(best)} configs: best {suffix} / best other, geomean {geomean(ratios):.3f}; "
+        f"{suffix} faster by >1%: {sum(r < 0.99 for r in ratios)}, "
         f"slower by >1%: {sum(r > 1.01 for r in ratios)}"
     )
     for lo, hi in ((2048, 4096), (4097, 8192), (8193, 1 << 20)):
@@ -52,8 +54,8 @@ def main(path: str) -> None:
     for kernel, rs in sorted(twins.items()):
         print(f"{kernel} against its twin (best variant each): geomean {geomean(rs):.3f} over {len(rs)}")
     for ratio, cfg, bm, bo in sorted(best)[:5] + sorted(best)[-5:]:
-        print(f"{cfg}: multicast {bm[1]} {bm[2]:.2f} us | single {bo[1]} {bo[2]:.2f} us -> {ratio:.3f}")
+        print(f"{cfg}: {suffix} {bm[1]} {bm[2]:.2f} us | other {bo[1]} {bo[2]:.2f} us -> {ratio:.3f}")
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(*sys.argv[1:3])

@@ -30,7 +30,8 @@ for shape in "512 512 12288" "256 512 8192" "1024 1024 4096"; do
 done
 
 if [ "${RUN_NCU:-0}" = 1 ]; then
-  # One checked launch each (--ncu), the 64x64 x 2 splits, 12 stages of BK 64, without and with
+  # One checked launch each (--ncu), the 64x64 x 2 splits, 12 stages of BK 64 (session 16: also
+  # launched as (1, 1, 2) clusters, and the reduction through global memory), without and with
   # B multicast over the M pair, and with our kernel's MMAs (without and with its split-K
   # epilogue); caches flushed before each, clocks left to the GPU.
   timeout 300 ncu --clock-control none --cache-control all \
@@ -38,7 +39,7 @@ if [ "${RUN_NCU:-0}" = 1 ]; then
     --metrics lts__t_sectors_op_read.sum,lts__t_bytes.sum,l1tex__m_xbar2l1tex_read_bytes.sum,dram__bytes_read.sum \
     --kernel-name regex:stream_kernel --csv --page raw --print-units base --log-file "$R/ncu_512x512x12288.csv" \
     "$BIN" 512 512 12288 --ncu \
-    --only plain_64x64_bk64_s12_sk2,mcastB_64x64_bk64_s12_sk2,mma_w1_64x64_bk64_s12_sk2,mma_w1_epi_64x64_bk64_s12_sk2 \
+    --only plain_64x64_bk64_s12_sk2,mcastB_64x64_bk64_s12_sk2,mma_w1_64x64_bk64_s12_sk2,mma_w1_epi_64x64_bk64_s12_sk2,plain_cz_64x64_bk64_s12_sk2,mma_w1_cz_64x64_bk64_s12_sk2,mma_w1_serial_64x64_bk64_s12_sk2 \
     >"$R/ncu_stdout.csv" 2>"$R/ncu.err"
   echo "ncu: exit $? at $SECONDS s"
 fi

@@ -68,16 +68,24 @@ enum class Mcast { kNone, kA, kB };
 // releases the current stage; kMmaW1Warp is kMmaW1 with one arrival per warp; kMmaW1Epi is kMmaW1
 // plus our kernel's split-K epilogue (park the fp32 fragment in shared memory, cluster (1, 1,
 // splits) barrier, each rank sums its share of the quads over DSMEM and stores fp16 C).
-enum class Consumer { kStream, kMmaW1, kMmaW0, kMmaW1Warp, kMmaW1Epi };
+// kMmaW1Serial is kMmaW1 plus a split-K reduction without a cluster: each split stores its fp32
+// partial to a global workspace and counts itself in on the tile's counter; the last to arrive sums
+// the partials in split order, stores fp16 C and resets the counter (no memset between launches).
+enum class Consumer { kStream, kMmaW1, kMmaW0, kMmaW1Warp, kMmaW1Epi, kMmaW1Serial };
 
 template <int BM, int BN, int BK, int STAGES, Mcast MC = Mcast::kNone, bool TWO_PRODUCERS = false,
-          bool READ_ALL = false, Consumer CONS = Consumer::kStream>
+          bool READ_ALL = false, Consumer CONS = Consumer::kStream, bool CLUSTER_SPLITS = false>
 struct Cfg {
   static constexpr int kBM = BM, kBN = BN, kBK = BK, kStages = STAGES;
   static constexpr Mcast kMcast = MC;
   static constexpr Consumer kConsumer = CONS;
   static constexpr bool kMma = CONS != Consumer::kStream;
-  static constexpr bool kEpi = CONS == Consumer::kMmaW1Epi;  // launched as clusters (1, 1, splits)
+  static constexpr bool kEpi = CONS == Consumer::kMmaW1Epi;
+  static constexpr bool kSerial = CONS == Consumer::kMmaW1Serial;
+  static constexpr bool kWritesC = kEpi || kSerial;
+  // Launched as clusters (1, 1, splits): the epilogue needs it; CLUSTER_SPLITS asks for the same
+  // launch without using the cluster (what the launch and the CTAs' placement cost by themselves).
+  static constexpr bool kClusterSplits = kEpi || CLUSTER_SPLITS;
   // Arrivals that release a stage: one per consumer warp of each CTA the stage's loads land in
   // (kStream), one per consumer thread (the MMA variants, as our kernel), or one per warp.
   static constexpr int kEmptyArrivals = !kMma ? kConsumerWarps * (MC == Mcast::kNone ? 1 : 2)
@@ -149,7 +157,7 @@ CUTE_HOST_DEVICE void chunk_b(int t, int i, int r, int& n, int& k) {
 template <class C, class TmaA, class TmaB>
 __global__ void __launch_bounds__(kThreads, 1)
     stream_kernel(__grid_constant__ const TmaA tma_a, __grid_constant__ const TmaB tma_b, int M, int N, int K,
-                  uint32_t* sums, half_t* Cout) {
+                  uint32_t* sums, half_t* Cout, float* workspace, int* counters) {
   using FullBarrier = cutlass::arch::ClusterTransactionBarrier;
   using EmptyBarrier = cutlass::arch::ClusterBarrier;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
@@ -296,6 +304,40 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
       cluster_sync();  // peers may read this CTA's partial until here
     }
+    if constexpr (C::kSerial) {
+      __shared__ int last_split;
+      Tensor tCcC = thr_mma.partition_C(make_identity_tensor(make_shape(Int<C::kBM>{}, Int<C::kBN>{})));
+      constexpr int kQuads = decltype(size(accum))::value / 4;
+      const int splits = int(gridDim.z), split = int(blockIdx.z), tile = n_blk + int(gridDim.x) * m_blk;
+      float4* const tile_ws = reinterpret_cast<float4*>(workspace) + size_t(tile) * splits * kQuads * 128;
+      CUTE_UNROLL
+      for (int q = 0; q < kQuads; ++q)
+        tile_ws[(split * kQuads + q) * 128 + ct] =
+            make_float4(accum(4 * q), accum(4 * q + 1), accum(4 * q + 2), accum(4 * q + 3));
+      __threadfence();  // this thread's partial is visible device-wide before the count below
+      asm volatile("bar.sync 2, 128;\n" ::: "memory");  // the consumer warpgroup's stores are all fenced
+      if (ct == 0) {
+        const int arrived = atomicAdd(&counters[tile], 1);
+        last_split = arrived == splits - 1;
+        if (last_split) counters[tile] = 0;  // ready for the next launch: no memset between calls
+      }
+      asm volatile("bar.sync 2, 128;\n" ::: "memory");
+      if (last_split) {
+        __threadfence();  // acquire: the other splits' partials, read past L1 (__ldcg)
+        const int m0 = m_blk * C::kBM, n0 = n_blk * C::kBN;
+        CUTE_UNROLL
+        for (int q = 0; q < kQuads; ++q) {
+          float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+          for (int r = 0; r < splits; ++r) {  // split order: the same bits whichever finishes last
+            const float4 p = r == split ? make_float4(accum(4 * q), accum(4 * q + 1), accum(4 * q + 2), accum(4 * q + 3))
+                                        : __ldcg(&tile_ws[(r * kQuads + q) * 128 + ct]);
+            v = make_float4(v.x + p.x, v.y + p.y, v.z + p.z, v.w + p.w);
+          }
+          store_pair(Cout, N, M, m0 + get<0>(tCcC(4 * q)), n0 + get<1>(tCcC(4 * q)), v.x, v.y);
+          store_pair(Cout, N, M, m0 + get<0>(tCcC(4 * q + 2)), n0 + get<1>(tCcC(4 * q + 2)), v.z, v.w);
+        }
+      }
+    }
   } else {  // the consumer warpgroup
     const int ct = tid - 128, lane = ct % 32;
     const half_t* const a = sh.a.data();
@@ -376,7 +418,9 @@ struct Ctx {
   std::vector<uint16_t> hA, hB;
   uint32_t* sums;
   size_t sums_len;
-  half_t* C;  // the MxN fp16 output of the mma_w1_epi variant
+  half_t* C;  // the MxN fp16 output of the mma_w1_epi and mma_w1_serial variants
+  float* workspace;  // mma_w1_serial: every split's fp32 partial of every 64x64 tile
+  int* counters;     // mma_w1_serial: one arrival counter a tile, zeroed once
   cudaStream_t stream;
 };
 
@@ -451,6 +495,7 @@ const char* kind_name(Mcast mc, bool two_producers, bool read_all, Consumer cons
     case Consumer::kMmaW0: return "mma_w0";
     case Consumer::kMmaW1Warp: return "mma_w1_warprelease";
     case Consumer::kMmaW1Epi: return "mma_w1_epi";
+    case Consumer::kMmaW1Serial: return "mma_w1_serial";
     default: break;
   }
   if (mc == Mcast::kA) return "mcastA";
@@ -533,7 +578,7 @@ bool verify_mma(const Ctx& ctx, const std::vector<uint32_t>& got, dim3 grid, int
           ok = false;
         }
       }
-  if constexpr (C::kEpi) {
+  if constexpr (C::kWritesC) {
     std::vector<uint16_t> hC(size_t(M) * N);
     CK(cudaMemcpy(hC.data(), ctx.C, hC.size() * 2, cudaMemcpyDeviceToHost));
     std::mt19937 rng(777);
@@ -557,7 +602,8 @@ template <class C>
 void run_variant(Ctx& ctx, int splits) {
   const char* kind = kind_name(C::kMcast, C::kTwoProducers, C::kReadAll, C::kConsumer);
   char idbuf[128];
-  std::snprintf(idbuf, sizeof idbuf, "%s_%dx%d_bk%d_s%d_sk%d", kind, C::kBM, C::kBN, C::kBK, C::kStages, splits);
+  const char* cz = C::kClusterSplits && !C::kEpi ? "_cz" : "";  // the epilogue's cluster is implied
+  std::snprintf(idbuf, sizeof idbuf, "%s%s_%dx%d_bk%d_s%d_sk%d", kind, cz, C::kBM, C::kBN, C::kBK, C::kStages, splits);
   const std::string id = idbuf;
   if (!selected(ctx, id)) return;
   if constexpr (kSmemBytes<C> > kMaxSmemBytes) {
@@ -565,7 +611,7 @@ void run_variant(Ctx& ctx, int splits) {
     return;
   } else {
     const int M = ctx.M, N = ctx.N, K = ctx.K;
-    if (C::kEpi && (splits < 2 || splits > 8)) {
+    if ((C::kClusterSplits || C::kSerial) && (splits < 2 || splits > 8)) {
       std::printf("# skip %s: the split-K epilogue needs 2 to 8 splits (a portable cluster)\n", id.c_str());
       return;
     }
@@ -592,7 +638,7 @@ void run_variant(Ctx& ctx, int splits) {
     attr[0].id = cudaLaunchAttributeClusterDimension;
     attr[0].val.clusterDim.x = C::kClusterX;
     attr[0].val.clusterDim.y = C::kClusterY;
-    const int cluster_z = C::kEpi ? splits : 1;  // the splits of one tile: a cluster along z
+    const int cluster_z = C::kClusterSplits ? splits : 1;  // the splits of one tile: a cluster along z
     attr[0].val.clusterDim.z = cluster_z;
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = grid;
@@ -614,7 +660,7 @@ void run_variant(Ctx& ctx, int splits) {
       std::printf("# note %s: %d CTAs, %d resident at once: more than one wave\n", id.c_str(), ctas,
                   clusters * C::kCluster * cluster_z);
     auto launch = [&](int c) {
-      CK(cudaLaunchKernelEx(&cfg, kernel, tas[c], tbs[c], M, N, K, ctx.sums, ctx.C));
+      CK(cudaLaunchKernelEx(&cfg, kernel, tas[c], tbs[c], M, N, K, ctx.sums, ctx.C, ctx.workspace, ctx.counters));
     };
     const int kt_count = K / C::kBK / splits;
     // The checksum after one launch on a cleared buffer, and again after all the timed launches.
@@ -637,7 +683,7 @@ void run_variant(Ctx& ctx, int splits) {
       }
     };
     CK(cudaMemsetAsync(ctx.sums, 0, ctx.sums_len * sizeof(uint32_t), ctx.stream));
-    if (C::kEpi) CK(cudaMemsetAsync(ctx.C, 0, size_t(M) * N * 2, ctx.stream));
+    if (C::kWritesC) CK(cudaMemsetAsync(ctx.C, 0, size_t(M) * N * 2, ctx.stream));
     launch(0);
     CK(cudaGetLastError());
     bool ok = verify();
@@ -709,6 +755,12 @@ void run_all(Ctx& ctx) {
   run_variant<Cfg<64, 64, 64, 12, Mcast::kNone, false, false, Consumer::kMmaW1Epi>>(ctx, 2);
   run_variant<Cfg<64, 64, 64, 13, Mcast::kNone, false, false, Consumer::kMmaW1>>(ctx, 2);
   run_variant<Cfg<64, 64, 64, 13, Mcast::kNone, false, false, Consumer::kMmaW1Epi>>(ctx, 2);
+  // Session 16: what the (1, 1, splits) cluster launch costs by itself (the stream and mma_w1 so
+  // launched, the cluster unused), and the split-K reduction through global memory instead.
+  run_variant<Cfg<64, 64, 64, 12, Mcast::kNone, false, false, Consumer::kStream, true>>(ctx, 2);
+  run_variant<Cfg<64, 64, 64, 12, Mcast::kNone, false, false, Consumer::kMmaW1, true>>(ctx, 2);
+  run_variant<Cfg<64, 64, 64, 12, Mcast::kNone, false, false, Consumer::kMmaW1Serial>>(ctx, 2);
+  run_variant<Cfg<64, 64, 64, 12, Mcast::kNone, false, false, Consumer::kMmaW1Warp, true>>(ctx, 2);
   // 128x128 x 4 splits (64 CTAs, 32 KB a stage), for comparison.
   run_variant<Cfg<128, 128, 64, 4>>(ctx, 4);
   run_variant<Cfg<128, 128, 64, 6>>(ctx, 4);
@@ -792,6 +844,10 @@ int main(int argc, char** argv) {
   ctx.sums_len = size_t(ctx.M / 64 + 1) * (ctx.N / 64 + 1) * 2 * ts::kConsumerWarps;
   CK(cudaMalloc(&ctx.sums, ctx.sums_len * sizeof(uint32_t)));
   CK(cudaMalloc(&ctx.C, size_t(ctx.M) * ctx.N * 2));
+  const size_t tiles64 = size_t(ctx.M / 64 + 1) * (ctx.N / 64 + 1);
+  CK(cudaMalloc(&ctx.workspace, tiles64 * 8 * 64 * 64 * sizeof(float)));  // up to 8 splits
+  CK(cudaMalloc(&ctx.counters, tiles64 * sizeof(int)));
+  CK(cudaMemset(ctx.counters, 0, tiles64 * sizeof(int)));
 
   std::printf("# device %s, %d SMs, L2 %d KB, SM clock %d MHz rated, %.0f MHz measured before, memory %d MHz x "
               "%d bit\n",

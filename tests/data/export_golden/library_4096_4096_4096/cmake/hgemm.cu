@@ -260,7 +260,8 @@ static const char* l2x_status_name(int status) {
 }
 
 // One workspace per (device, stream), reallocated only when a call needs more: steady-state calls
-// neither allocate nor synchronise. Never freed at exit (CUDA may already be torn down then).
+// neither allocate nor synchronise. Zeroed when allocated (the kernel may keep counters there that
+// it leaves at zero). Never freed at exit (CUDA may already be torn down then).
 void* workspace_for(int device, cudaStream_t stream, size_t bytes) {
   static std::mutex mutex;
   static auto* cache = new std::map<std::pair<int, cudaStream_t>, std::pair<void*, size_t>>();
@@ -270,7 +271,8 @@ void* workspace_for(int device, cudaStream_t stream, size_t bytes) {
     if (slot.first != nullptr) cudaFree(slot.first);  // synchronises: no launch still uses it
     slot = {nullptr, 0};
     void* fresh = nullptr;
-    if (cudaMalloc(&fresh, bytes) != cudaSuccess) {
+    if (cudaMalloc(&fresh, bytes) != cudaSuccess || cudaMemset(fresh, 0, bytes) != cudaSuccess) {
+      if (fresh != nullptr) cudaFree(fresh);
       (void)cudaGetLastError();
       return nullptr;
     }
