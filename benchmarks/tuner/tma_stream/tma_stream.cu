@@ -280,40 +280,41 @@ __global__ void __launch_bounds__(kThreads, 1)
     for (int o = 16; o > 0; o /= 2) acc_sum += __shfl_xor_sync(0xffffffffu, acc_sum, o);
     const int cta = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
     if (lane == 0) sums[cta * kConsumerWarps + ct / 32] = __float_as_uint(acc_sum);
+    // What both split-K epilogues below share: this thread's accumulator quads (values 4q..4q+3,
+    // a column pair in row r and in row r + 8) as float4s, and their fp16 stores into C.
+    Tensor tCcC = thr_mma.partition_C(make_identity_tensor(make_shape(Int<C::kBM>{}, Int<C::kBN>{})));
+    constexpr int kQuads = decltype(size(accum))::value / 4;
+    const int splits = int(gridDim.z), split = int(blockIdx.z);
+    const int m0 = m_blk * C::kBM, n0 = n_blk * C::kBN;
+    auto quad = [&](int q) { return make_float4(accum(4 * q), accum(4 * q + 1), accum(4 * q + 2), accum(4 * q + 3)); };
+    auto store_quad = [&](int q, float4 v) {
+      store_pair(Cout, N, M, m0 + get<0>(tCcC(4 * q)), n0 + get<1>(tCcC(4 * q)), v.x, v.y);
+      store_pair(Cout, N, M, m0 + get<0>(tCcC(4 * q + 2)), n0 + get<1>(tCcC(4 * q + 2)), v.z, v.w);
+    };
     if constexpr (C::kEpi) {
       // Our kernel's split-K epilogue (cutlass/sm90_wgmma_splitk.cuh): every stage has been
       // consumed, so the pipeline buffers take the fp32 partial as [quad][consumer thread]
       // float4s; after a cluster barrier rank r sums quads r, r + splits, ... of every rank over
       // DSMEM and stores them as fp16 C. The barriers are the whole CTA's, so the producer
       // warpgroup takes part below; here only the consumer's share.
-      Tensor tCcC = thr_mma.partition_C(make_identity_tensor(make_shape(Int<C::kBM>{}, Int<C::kBN>{})));
-      constexpr int kQuads = decltype(size(accum))::value / 4;
-      float4* const parked = reinterpret_cast<float4*>(smem_raw);
-      const int splits = int(gridDim.z), split = int(blockIdx.z);  // cluster (1, 1, splits): rank = split
+      float4* const parked = reinterpret_cast<float4*>(smem_raw);  // cluster (1, 1, splits): rank = split
       // All 256 threads, as our kernel's __syncthreads (named: the producer's is at another site).
       asm volatile("bar.sync 1, 256;\n" ::: "memory");
       CUTE_UNROLL
       for (int q = 0; q < kQuads; ++q)
-        parked[q * 128 + ct] = make_float4(accum(4 * q), accum(4 * q + 1), accum(4 * q + 2), accum(4 * q + 3));
+        parked[q * 128 + ct] = quad(q);
       cluster_sync();  // every rank's partial is visible to every peer
-      const int m0 = m_blk * C::kBM, n0 = n_blk * C::kBN;
-      for (int q = split; q < kQuads; q += splits) {
-        const float4 v = cluster_sum<16>(static_cast<uint32_t>(__cvta_generic_to_shared(parked + q * 128 + ct)), splits);
-        store_pair(Cout, N, M, m0 + get<0>(tCcC(4 * q)), n0 + get<1>(tCcC(4 * q)), v.x, v.y);
-        store_pair(Cout, N, M, m0 + get<0>(tCcC(4 * q + 2)), n0 + get<1>(tCcC(4 * q + 2)), v.z, v.w);
-      }
+      for (int q = split; q < kQuads; q += splits)
+        store_quad(q, cluster_sum<16>(static_cast<uint32_t>(__cvta_generic_to_shared(parked + q * 128 + ct)), splits));
       cluster_sync();  // peers may read this CTA's partial until here
     }
     if constexpr (C::kSerial) {
       __shared__ int last_split;
-      Tensor tCcC = thr_mma.partition_C(make_identity_tensor(make_shape(Int<C::kBM>{}, Int<C::kBN>{})));
-      constexpr int kQuads = decltype(size(accum))::value / 4;
-      const int splits = int(gridDim.z), split = int(blockIdx.z), tile = n_blk + int(gridDim.x) * m_blk;
+      const int tile = n_blk + int(gridDim.x) * m_blk;
       float4* const tile_ws = reinterpret_cast<float4*>(workspace) + size_t(tile) * splits * kQuads * 128;
       CUTE_UNROLL
       for (int q = 0; q < kQuads; ++q)
-        tile_ws[(split * kQuads + q) * 128 + ct] =
-            make_float4(accum(4 * q), accum(4 * q + 1), accum(4 * q + 2), accum(4 * q + 3));
+        tile_ws[(split * kQuads + q) * 128 + ct] = quad(q);
       __threadfence();  // this thread's partial is visible device-wide before the count below
       asm volatile("bar.sync 2, 128;\n" ::: "memory");  // the consumer warpgroup's stores are all fenced
       if (ct == 0) {
@@ -324,17 +325,14 @@ __global__ void __launch_bounds__(kThreads, 1)
       asm volatile("bar.sync 2, 128;\n" ::: "memory");
       if (last_split) {
         __threadfence();  // acquire: the other splits' partials, read past L1 (__ldcg)
-        const int m0 = m_blk * C::kBM, n0 = n_blk * C::kBN;
         CUTE_UNROLL
         for (int q = 0; q < kQuads; ++q) {
           float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
           for (int r = 0; r < splits; ++r) {  // split order: the same bits whichever finishes last
-            const float4 p = r == split ? make_float4(accum(4 * q), accum(4 * q + 1), accum(4 * q + 2), accum(4 * q + 3))
-                                        : __ldcg(&tile_ws[(r * kQuads + q) * 128 + ct]);
+            const float4 p = r == split ? quad(q) : __ldcg(&tile_ws[(r * kQuads + q) * 128 + ct]);
             v = make_float4(v.x + p.x, v.y + p.y, v.z + p.z, v.w + p.w);
           }
-          store_pair(Cout, N, M, m0 + get<0>(tCcC(4 * q)), n0 + get<1>(tCcC(4 * q)), v.x, v.y);
-          store_pair(Cout, N, M, m0 + get<0>(tCcC(4 * q + 2)), n0 + get<1>(tCcC(4 * q + 2)), v.z, v.w);
+          store_quad(q, v);
         }
       }
     }
