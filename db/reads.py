@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from cuda_l2_explorer.db.errors import NotFoundError, UsageError
 from cuda_l2_explorer.db.shapes import L2_SPAN_FACTOR, Shape
@@ -433,6 +434,47 @@ def autotune_choices(
         if chosen:
             choices[Shape(m, n, k)] = chosen
     return choices
+
+
+def offline_audits(
+    store: Store, gpu: str, set_id: str | None, kernels: Mapping[str, Any], codes: Sequence[str]
+) -> dict[Shape, dict[str, Any]]:
+    """Per config, the launcher audit of the latest harness-3 offline run on this GPU that ran the
+    very same kernel (``kernels``: the run params' entry per config, the built module's or the
+    library's content-hashed path, kernel and variant) and measured it correctly: {"run_id",
+    "findings": [[code, detail], ...]} with the findings among ``codes`` (none: a clean launcher).
+    Server mode keeps it instead of auditing again: the audit observes the launcher, not the mode."""
+    runs = store.con.execute(
+        """SELECT run_id, params FROM main.runs
+           WHERE kind = 'bench' AND mode = 'offline' AND gpu = ? AND set_id IS NOT DISTINCT FROM ?
+             AND json_extract_string(params, '$.harness_version') = '3'
+           ORDER BY started_at""",
+        [gpu, set_id],
+    ).fetchall()
+    audits: dict[Shape, dict[str, Any]] = {}
+    for run_id, params in runs:  # later runs overwrite earlier ones
+        ran = json.loads(params).get("kernels") or {}
+        same = {key for key, entry in kernels.items() if entry and ran.get(key) == entry}
+        if not same:
+            continue
+        measured = store.con.execute(
+            """SELECT DISTINCT m, n, k FROM main.measurements
+               WHERE run_id = ? AND implementation = 'kernel' AND status = 'ok'""",
+            [run_id],
+        ).fetchall()
+        found: dict[Shape, list[list[str]]] = {}
+        for m, n, k, code, detail in store.con.execute(
+            f"""SELECT m, n, k, finding, detail FROM main.audit_findings
+                WHERE run_id = ? AND implementation = 'kernel'
+                  AND finding IN ({", ".join("?" for _ in codes)})""",
+            [run_id, *codes],
+        ).fetchall():
+            found.setdefault(Shape(m, n, k), []).append([code, detail])
+        for m, n, k in measured:
+            shape = Shape(m, n, k)
+            if str(shape) in same:
+                audits[shape] = {"run_id": run_id, "findings": sorted(found.get(shape, []))}
+    return audits
 
 
 def resumable_run(

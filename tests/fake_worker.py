@@ -1,8 +1,8 @@
 """A stand-in for the harness worker (and the tuner's) on machines without a GPU: same JSON-lines protocol.
 
 Planted behaviours by M: 13 crashes the process when the kernel runs, 17 hangs when the kernel
-runs, 19 reports a CUDA-context error; every other config returns synthetic timings after
-FAKE_WORKER_DELAY seconds. Used only by the orchestrator's CPU tests.
+runs, 19 reports a CUDA-context error, 128's launcher audit finds a per-call sync; every other
+config returns synthetic timings after FAKE_WORKER_DELAY seconds. Used only by the orchestrator's CPU tests.
 """
 
 import json
@@ -123,10 +123,16 @@ for line in sys.stdin:
             "n": n,
             "k": k,
             "rows": rows,
-            "audit": [],
+            # As the real worker: an earlier offline audit of this kernel is kept, not redone.
+            "audit": (
+                job["audit_reuse"]["findings"]
+                if job.get("audit_reuse")
+                else [["sync_per_call", "planted"]] if with_kernel and m == 128 else []
+            ),
             "info": {
                 "seconds": 0.01,
                 "rotation_sets": 2,
+                "audit_reuse": job.get("audit_reuse"),
                 # As the real worker: the auto-tuning choice offline, the reused one in server mode.
                 "autotune": {"nn": {"chosen": 3 + m % 5}} if job["protocol"]["mode"] == "offline" else {},
                 "lt_choices": job.get("lt_choices"),

@@ -272,6 +272,31 @@ def test_server_mode_keeps_the_offline_auto_tuning_choice(db_path):
     assert summary["autotune_reused"] == 1 and metrics.to_list() == ["isolated_call"]
 
 
+def test_server_mode_keeps_the_offline_audit_of_the_same_kernel(db_path):
+    """The launcher audit observes the launcher, not the mode: a server run takes the audit of an
+    offline run that measured the very same kernel (findings included) and audits the others."""
+    shapes = [Shape(128, 64, 64), Shape(64, 64, 64), Shape(256, 64, 64)]
+    offline = _plan(shapes[:2])
+    server = _plan(shapes)
+    server.settings = ProtocolSettings(mode="server", samples=3)
+    server.kernels[Shape(64, 64, 64)] = KernelEntry(module="/fake/rebuilt.so")  # another build
+    with Store.open(db_path) as store:
+        _set_row(store)
+    offline_id, _ = runner.run_plan(_opener(db_path), offline, "test")
+    run_id, summary = runner.run_plan(_opener(db_path), server, "test")
+    with Store.open(db_path) as store:
+        reuse = {
+            r["m"]: json.loads(r["details"])["audit_reuse"]
+            for r in store.query("SELECT m, details FROM run_configs WHERE run_id = ?", [run_id]).to_dicts()
+        }
+        found = store.query(
+            "SELECT m, finding FROM audit_findings WHERE run_id = ? AND implementation = 'kernel'", [run_id]
+        ).rows()
+    assert reuse[128] == {"run_id": offline_id, "findings": [["sync_per_call", "planted"]]}
+    assert reuse[64] is None and reuse[256] is None
+    assert summary["audit_reused"] == 1 and found == [(128, "sync_per_call")]
+
+
 def test_a_worker_that_kept_device_memory_is_replaced(db_path):
     """A worker whose memory stayed allocated after a job says so and exits; the next config
     runs in a fresh process, and nothing is lost or marked failed."""

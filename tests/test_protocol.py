@@ -9,6 +9,8 @@ from cuda_l2_explorer.db.shapes import LEGACY_ROTATION_CAP, ROTATION_CAP, Shape
 from cuda_l2_explorer.importer.harness.audit import AuditObservation, audit_findings
 from cuda_l2_explorer.importer.harness.plan import BenchPlan, job_for
 from cuda_l2_explorer.importer.harness.protocol import (
+    FINAL_MARGIN,
+    FINALISTS,
     ProtocolSettings,
     calls_per_sample,
     classify_correctness,
@@ -19,6 +21,7 @@ from cuda_l2_explorer.importer.harness.protocol import (
     server_gaps,
     spread_rounds,
     summarize,
+    tuning_finalists,
 )
 from hypothesis import given
 from hypothesis import strategies as st
@@ -110,6 +113,24 @@ class FakeBackend:
 
     def sleep(self, seconds):
         self.slept.append(seconds)
+
+
+@given(st.dictionaries(st.integers(0, 99).map(str), st.floats(1e-6, 1e-2), min_size=1, max_size=12))
+def test_tuning_finalists_are_the_close_contenders_fastest_first(screen):
+    chosen = tuning_finalists(screen)
+    fastest = min(screen.values())
+    assert chosen and screen[chosen[0]] == fastest and len(chosen) <= FINALISTS
+    assert [screen[n] for n in chosen] == sorted(screen[n] for n in chosen)
+    assert all(screen[n] <= fastest * (1 + FINAL_MARGIN) for n in chosen)
+    # Every contender left out is slower than each finalist, or beyond the margin.
+    for name in set(screen) - set(chosen):
+        assert screen[name] > fastest * (1 + FINAL_MARGIN) or screen[name] >= screen[chosen[-1]]
+
+
+def test_a_clear_screen_winner_needs_no_final():
+    assert tuning_finalists({"0": 10.0, "1": 10.5, "2": 11.0}) == ["0"]
+    assert tuning_finalists({"0": 10.1, "1": 10.0, "2": 10.15, "3": 10.19}) == ["1", "0", "2"]
+    assert tuning_finalists({}) == []
 
 
 def test_offline_measurement():

@@ -36,6 +36,10 @@ _MALLOC_APIS = (
 )
 
 
+# Every code audit_findings can give: the launcher's own properties, the same in every mode.
+AUDIT_CODES = ("sync_per_call", "alloc_per_call", "hidden_stream_work", "extra_threads", "audit_partial")
+
+
 @dataclass(frozen=True)
 class AuditObservation:
     """What :func:`audit` saw while running a launcher a few times."""

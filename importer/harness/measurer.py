@@ -34,9 +34,10 @@ class Worker:
         env["CUDA_VISIBLE_DEVICES"] = visible_device(gpu)
         env["PYTHONUNBUFFERED"] = "1"
         self.log = tempfile.NamedTemporaryFile(prefix=f"l2x-worker{gpu}-", suffix=".log", delete=False)
-        # CUDA_L2_EXPLORER_WORKER names another worker script (the CPU tests' stand-in GPU).
+        # CUDA_L2_EXPLORER_WORKER names another worker script (the CPU tests' stand-in GPU, or a
+        # wrapper such as benchmarks/harness/v3/profile_worker.py): it gets the module as argv[1].
         override = os.environ.get("CUDA_L2_EXPLORER_WORKER")
-        command = [sys.executable, override] if override else [sys.executable, "-m", module]
+        command = [sys.executable, override, module] if override else [sys.executable, "-m", module]
         self.proc = subprocess.Popen(
             command,
             stdin=subprocess.PIPE,

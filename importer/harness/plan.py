@@ -54,6 +54,9 @@ class BenchPlan:
     # Server mode: per config, the cuBLASLt auto-tuning choice of an earlier offline run, kept
     # instead of tuning again (the runner fills it from the store; see reads.autotune_choices).
     lt_choices: dict[Shape, dict[str, int]] = field(default_factory=dict)
+    # Server mode: per config, an earlier offline run's launcher audit of the same kernel (see
+    # reads.offline_audits), kept instead of auditing again.
+    audits: dict[Shape, dict[str, Any]] = field(default_factory=dict)
     # This call measures only these of the run's shapes (an imported set's kernels built so far);
     # the others stay pending for a later call. None: every pending shape.
     measure_only: frozenset[Shape] | None = None
@@ -99,4 +102,5 @@ def job_for(plan: BenchPlan, shape: Shape, with_kernel: bool) -> dict[str, Any]:
         "kernel_library": entry.library if entry else None,
         "pad_shape": list(entry.pad_shape) if entry and entry.pad_shape and entry.module else None,
         "lt_choices": plan.lt_choices.get(shape),
+        "audit_reuse": plan.audits.get(shape) if entry else None,
     }

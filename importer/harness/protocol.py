@@ -292,6 +292,25 @@ def measure(
     return results
 
 
+# cuBLASLt auto-tuning (SPEC §6) screens every heuristic candidate with a few short samples, then
+# times the closest few again. A candidate whose screen median is more than FINAL_MARGIN above the
+# best one's is not a contender: in the H100 grid of 2026-11-24 (run 19c57c82, 2000 tunings of ~8
+# candidates) dropping those from the final changed 8 of 2000 choices by more than 1% (at most
+# 2.5%, geomean 1.0001) and cut the final's candidates by a third; a lone contender needs no final.
+FINALISTS = 3
+FINAL_MARGIN = 0.02
+
+
+def tuning_finalists(screen_medians: Mapping[str, float]) -> list[str]:
+    """The candidates worth a final timing: at most FINALISTS, fastest first, each within
+    FINAL_MARGIN of the fastest screen median (so always at least the fastest)."""
+    ranked = sorted(screen_medians, key=lambda name: screen_medians[name])
+    if not ranked:
+        return []
+    limit = screen_medians[ranked[0]] * (1.0 + FINAL_MARGIN)
+    return [name for name in ranked[:FINALISTS] if screen_medians[name] <= limit]
+
+
 # ------------------------------------------------------------------- correctness and audit
 
 # A result this far from the fp64 reference is wrong whatever cuBLAS does.

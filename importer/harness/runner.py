@@ -28,6 +28,7 @@ from cuda_l2_explorer.db import reads, writes
 from cuda_l2_explorer.db.errors import NotFoundError
 from cuda_l2_explorer.db.shapes import Shape
 from cuda_l2_explorer.db.store import Store, new_id
+from cuda_l2_explorer.importer.harness.audit import AUDIT_CODES
 from cuda_l2_explorer.importer.harness.device import gpu_label, nvidia_smi
 from cuda_l2_explorer.importer.harness.measurer import ConfigMeasurer, Outcome, Worker, start_worker
 from cuda_l2_explorer.importer.harness.plan import BenchPlan
@@ -243,6 +244,11 @@ def run_plan(
             plan.lt_choices = reads.autotune_choices(
                 store, gpu_label(info["gpu_name"]), plan.accumulator, info.get("cublas"), plan.l2
             )
+        if plan.settings.mode == "server":
+            kernels = plan.params()["kernels"]
+            plan.audits = reads.offline_audits(
+                store, gpu_label(info["gpu_name"]), plan.set_id, kernels, AUDIT_CODES
+            )
     total = len(plan.shapes)
     done = done_earlier
     jobs: queue.Queue[Shape] = queue.Queue()
@@ -318,6 +324,7 @@ def run_plan(
         "seconds": time.monotonic() - started,
         "status": status,
         "autotune_reused": sum(1 for s in pending if s in plan.lt_choices),
+        "audit_reused": sum(1 for s in pending if s in plan.audits),
         "gpu": gpu_label(info["gpu_name"]),
         "gpu_name": info["gpu_name"],
         **lane.summary(),

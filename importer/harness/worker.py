@@ -49,6 +49,7 @@ from cuda_l2_explorer.importer.harness.protocol import (
     measure,
     rotation_sets,
     summarize,
+    tuning_finalists,
 )
 
 MAX_LT_CANDIDATES = 100
@@ -371,13 +372,11 @@ class Reference:
 
 
 # cuBLASLt auto-tuning (SPEC §6): every heuristic candidate is screened with a few short samples
-# of graph-replayed device time; the fastest few are then timed with FINAL_SAMPLES samples and
-# the fastest of those is kept. Screening all candidates at full length cost ~3 s a config. In
-# the H100 grid of 2026-11-24 (2000 tunings, ~8 candidates each) the kept algorithm was the
-# screen's first at 84%, second 11%, third 4.4%, fourth 0.5%: three finalists keep nearly every
-# choice at ~60% of the final timing's cost (the tuning took 39% of that grid's 617 s).
+# of graph-replayed device time; the contenders among the fastest few (protocol.tuning_finalists)
+# are then timed with FINAL_SAMPLES samples and the fastest of those is kept. Screening all
+# candidates at full length cost ~3 s a config. In the H100 grid of 2026-11-24 (2000 tunings, ~8
+# candidates each) the kept algorithm was the screen's first at 84%, second 11%, third 4.4%.
 SCREEN_SAMPLES = 3
-FINALISTS = 3
 FINAL_SAMPLES = 5
 
 
@@ -401,21 +400,24 @@ def autotune(
     )
     if not names:
         return None
+    alias = f"cuBLASLt-auto-tuning-{layout}"
+    kept = f"lt-candidate-{layout}-{reuse}"
+    if reuse is not None and kept in names:
+        # Only the reused algorithm is called: checking the others would be server mode's waste.
+        verdict = check_correctness(torch, impls, [kept], accumulator)[kept]
+        if verdict["status"] == "ok":
+            impls.fns[alias] = impls.fns[kept]
+            return {
+                "layout": layout,
+                "candidates": len(names),
+                "chosen": reuse,
+                "verdict": verdict,
+                "reused": True,
+            }
     correct = check_correctness(torch, impls, names, accumulator)
     usable = [n for n in names if correct[n]["status"] == "ok"]
     if not usable:
         return None
-    alias = f"cuBLASLt-auto-tuning-{layout}"
-    if reuse is not None and f"lt-candidate-{layout}-{reuse}" in usable:
-        best = f"lt-candidate-{layout}-{reuse}"
-        impls.fns[alias] = impls.fns[best]
-        return {
-            "layout": layout,
-            "candidates": len(names),
-            "chosen": reuse,
-            "verdict": correct[best],
-            "reused": True,
-        }
     screen = ProtocolSettings(
         mode="offline",
         samples=SCREEN_SAMPLES,
@@ -429,19 +431,20 @@ def autotune(
     # Chosen on the figure the run reports: graph-replayed device time unless timing is eager.
     backend = offline_backend(torch, impls, screen, usable, lambda _phase: None, floor_s)
     screened = measure(backend, usable, screen)
-    ranked = sorted(usable, key=lambda n: summarize(screened[n].device).median)
-    finalists = ranked[:FINALISTS]
-    final = replace(
-        screen,
-        samples=FINAL_SAMPLES,
-        min_samples=FINAL_SAMPLES,
-        sample_target_s=settings.sample_target_s,
-        sample_budget_s=settings.sample_budget_s,
-        warmup_s=0.0,
-        seed=settings.seed + 11,
-    )
-    timed = measure(backend, finalists, final)
-    best = min(finalists, key=lambda n: summarize(timed[n].device).median)
+    finalists = tuning_finalists({n: summarize(screened[n].device).median for n in usable})
+    timed = {}
+    if len(finalists) > 1:
+        final = replace(
+            screen,
+            samples=FINAL_SAMPLES,
+            min_samples=FINAL_SAMPLES,
+            sample_target_s=settings.sample_target_s,
+            sample_budget_s=settings.sample_budget_s,
+            warmup_s=0.0,
+            seed=settings.seed + 11,
+        )
+        timed = measure(backend, finalists, final)
+    best = min(finalists, key=lambda n: summarize(timed[n].device).median) if timed else finalists[0]
     impls.fns[alias] = impls.fns[best]
 
     def index(name: str) -> str:
@@ -453,7 +456,7 @@ def autotune(
         "chosen": int(index(best)),
         "verdict": correct[best],
         "screen_us": {index(n): summarize(screened[n].device).median * 1e6 for n in usable},
-        "times_us": {index(n): summarize(timed[n].device).median * 1e6 for n in finalists},
+        "times_us": {index(n): summarize(timed[n].device).median * 1e6 for n in timed},
     }
 
 
@@ -662,7 +665,14 @@ def run_config(
         for name in names:
             findings += _timing_findings(backend, name, samples[name].device, cupti)
         unheld = cupti.unheld
-    if "kernel" in impls.fns:
+    earlier = job.get("audit_reuse")
+    if "kernel" in impls.fns and earlier is not None:
+        # The same kernel's audit from an offline run (server mode): the launcher is what it observes.
+        findings += [
+            (code, f"{detail} (audited in offline run {earlier['run_id'][:8]})")
+            for code, detail in earlier["findings"]
+        ]
+    elif "kernel" in impls.fns:
         clock.enter("auditing the launcher")
         findings += audit(torch, impls.fns["kernel"], lambda: impls.inputs.next("kernel"))
     flops = 2.0 * m * n * k
@@ -754,6 +764,8 @@ def run_config(
         "timing": settings.timing,
         "warmup_s": settings.warmup_s,
     }
+    if earlier is not None and "kernel" in impls.fns:
+        info["audit_from"] = earlier["run_id"]
     # SPEC §7 cold L2 wants the sets to span >= 2x the L2; the set cap leaves small shapes below
     # (db.views flags them). Warm-L2 runs rotate over one set and say so in every row.
     info["l2_span"] = round(l2_span(count, per_set, l2), 4)

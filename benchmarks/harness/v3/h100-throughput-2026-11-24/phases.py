@@ -1,7 +1,9 @@
 """Where a run's time went: its configs, seconds, isolated-call holds and the per-phase totals of
 ``run_configs.details.phase_s``.
 
-    python phases.py STORE [offline|server]
+    python phases.py STORE [offline|server] [RUN_ID|latest]
+
+Without a run, every run of the mode in the store counts; ``latest``: the last one started.
 """
 
 import collections
@@ -11,10 +13,16 @@ import sys
 import duckdb
 
 
-def main(store: str, mode: str) -> None:
+def main(store: str, mode: str, run: str | None = None) -> None:
     con = duckdb.connect(store, read_only=True)
+    if run == "latest":
+        run = con.execute(
+            "SELECT run_id FROM runs WHERE mode = ? ORDER BY started_at DESC LIMIT 1", [mode]
+        ).fetchone()[0]
     rows = con.execute(
-        "SELECT c.seconds, c.details FROM run_configs c JOIN runs r USING (run_id) WHERE r.mode = ?", [mode]
+        "SELECT c.seconds, c.details FROM run_configs c JOIN runs r USING (run_id) WHERE r.mode = ? "
+        "AND (? IS NULL OR r.run_id = ?)",
+        [mode, run, run],
     ).fetchall()
     phases: collections.Counter[str] = collections.Counter()
     seconds = hold = 0.0
@@ -38,4 +46,8 @@ def main(store: str, mode: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else "offline")
+    main(
+        sys.argv[1],
+        sys.argv[2] if len(sys.argv) > 2 else "offline",
+        sys.argv[3] if len(sys.argv) > 3 else None,
+    )

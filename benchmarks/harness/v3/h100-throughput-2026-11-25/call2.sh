@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Session 17, device call 2 (issue 14): (1) the offline grid run of call 1 resumed to the end;
+# (2) server mode on 16 configs with the worker under cProfile (a copy of the store: its offline
+# runs' cuBLASLt choices and launcher audits are reused); (3) server mode on the grid's fixed
+# random sample of 100 configs, to set its per-config time beside run 8ea6f9af's on the same configs.
+# Carried: .whl, .carry/duckdb-site.tar.xz, .carry/tunerlib.tar.gz, .carry/grid.duckdb.xz (call 1's store).
+set -uo pipefail
+export OUT=${OUT:-/tmp/out}
+bash benchmarks/harness/v3/run_device.sh >/dev/null 2>&1  # installs into /tmp/site, unpacks the library
+export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 CUDA_L2_EXPLORER_BUILD_CACHE=/tmp/l2x-build CUDA_L2_EXPLORER_NATIVE_CACHE=/tmp/l2x-native
+cat "$OUT/device.txt"
+python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' \
+  .carry/grid.duckdb.xz "$OUT/grid.duckdb"
+LIB=$(ls -t /tmp/tb/lib/*.so | head -1)
+LOGS=$OUT/logs && mkdir -p "$LOGS"  # one tarball comes back (the device returns few files)
+bench() {
+  local db=$1 name=$2; shift 2
+  local s=$SECONDS
+  python3 -m cuda_l2_explorer --db "$db" --no-bundled bench --set kernels/h100_F32F16F16F32 --library "$LIB" \
+    --progress none --json "$@" >"$LOGS/$name.json" 2>"$LOGS/$name.log"
+  echo "$name: exit $? in $((SECONDS - s)) s: $(tail -1 "$LOGS/$name.log")"
+}
+PHASES=benchmarks/harness/v3/h100-throughput-2026-11-24/phases.py
+bench "$OUT/grid.duckdb" offline2 --grid --mode offline --resume 57434203dcb14c9f847d5f042cbe3e51
+python3 $PHASES "$OUT/grid.duckdb" offline 57434203dcb14c9f847d5f042cbe3e51 | tee "$LOGS/offline_phases.txt"
+cp "$OUT/grid.duckdb" /tmp/profile.duckdb
+PROFILE_OUT=$LOGS/server_worker.prof CUDA_L2_EXPLORER_WORKER=$PWD/benchmarks/harness/v3/profile_worker.py \
+  bench /tmp/profile.duckdb server_profile --mode server \
+  --mnk 64_64_64,256_256_256,512_64_128,1024_1024_1024,4096_4096_4096,128_16384_128,256_512_16384,2048_2048_512,64_4096_4096,8192_8192_1024,512_512_12288,16384_64_64,1024_128_8192,4096_256_2048,12288_1024_64,2048_8192_16384
+python3 - "$LOGS/server_worker.prof" >"$LOGS/server_profile.txt" <<'PY'
+import pstats, sys
+for key in ("cumulative", "tottime"):
+    pstats.Stats(sys.argv[1]).sort_stats(key).print_stats(60)
+PY
+python3 $PHASES /tmp/profile.duckdb server latest | tee "$LOGS/server_profile_phases.txt"
+cp "$OUT/grid.duckdb" /tmp/sample.duckdb
+bench /tmp/sample.duckdb server_sample --grid --sample 100 --mode server
+python3 $PHASES /tmp/sample.duckdb server latest | tee "$LOGS/server_sample_phases.txt"
+python3 -c 'import duckdb, sys; c = duckdb.connect(sys.argv[1], read_only=True); print(c.execute("""
+  SELECT count(*), sum(o.seconds), sum(s.seconds) FROM run_configs s JOIN runs r ON r.run_id = s.run_id
+  JOIN run_configs o ON o.m = s.m AND o.n = s.n AND o.k = s.k AND o.run_id = ?
+  WHERE r.run_id = (SELECT run_id FROM runs WHERE mode = ? ORDER BY started_at DESC LIMIT 1)""",
+  ["8ea6f9af084746cb8dc166a9691126d3", "server"]).fetchall())' /tmp/sample.duckdb | tee "$LOGS/server_sample_vs_8ea6f9af.txt"
+python3 - /tmp/sample.duckdb "$LOGS/server_sample_configs.csv" <<'PY'
+import duckdb, sys
+con = duckdb.connect(sys.argv[1], read_only=True)
+latest = con.execute("SELECT run_id FROM runs WHERE mode = 'server' ORDER BY started_at DESC LIMIT 1").fetchone()[0]
+con.execute(f"COPY (SELECT m, n, k, seconds, details FROM run_configs WHERE run_id = '{latest}' ORDER BY m, n, k) TO '{sys.argv[2]}'")
+PY
+tar czf "$OUT/logs.tar.gz" -C "$OUT" logs && rm -rf "$LOGS"
+cd "$OUT" && xz -3 -T8 grid.duckdb && ls -la
