@@ -13,18 +13,42 @@ IDLE_HZ, BOOST_HZ = 345e6, 1980e6  # an H100's idle and boost SM clocks
 
 
 class FakeTimeline:
-    """One stream: an operation starts when the host has queued it and the previous one is done."""
+    """One stream: an operation starts when the host has queued it and the previous one is done
+    (and, behind a closed gate, once the gate opens)."""
 
     def __init__(self) -> None:
         self.host = 0.0
         self.stream_free = 0.0
         self.clock_hz = IDLE_HZ
+        self.gated: list | None = None  # operations queued behind a closed gate
 
-    def run(self, seconds: float) -> float:
+    def run(self, seconds: float, started=lambda at: None) -> None:
         self.host += ISSUE_S
+        if self.gated is not None:
+            self.gated.append((seconds, started))
+            return
         start = max(self.host, self.stream_free)
         self.stream_free = start + seconds
-        return start
+        started(start)
+
+
+class FakeGate:
+    """device.StreamGate on the fake timeline."""
+
+    def __init__(self, timeline: FakeTimeline) -> None:
+        self.timeline = timeline
+
+    def close(self, stream: int) -> None:
+        self.timeline.host += ISSUE_S
+        self.timeline.gated = []
+
+    def open(self) -> None:
+        timeline, waiting = self.timeline, self.timeline.gated or []
+        timeline.gated = None
+        timeline.stream_free = max(timeline.stream_free, timeline.host)
+        for seconds, started in waiting:
+            started(timeline.stream_free)
+            timeline.stream_free += seconds
 
 
 class FakeEvent:
@@ -33,7 +57,7 @@ class FakeEvent:
         self.at = 0.0
 
     def record(self) -> None:
-        self.at = self.timeline.run(0.0)
+        self.timeline.run(0.0, lambda at: setattr(self, "at", at))
 
     def synchronize(self) -> None:
         self.timeline.host = max(self.timeline.host, self.at)
@@ -60,11 +84,44 @@ def fake_torch(timeline: FakeTimeline) -> SimpleNamespace:
     return SimpleNamespace(cuda=cuda, calibrations=calibrations)
 
 
-def _backend(timeline: FakeTimeline, call, **more) -> TorchBackend:
-    impls = SimpleNamespace(inputs=SimpleNamespace(next=lambda impl: None), fns={"k": call, **more})
-    backend = TorchBackend(fake_torch(timeline), impls)
+def _backend(timeline: FakeTimeline, call, gate=None, never_wait=(), **more) -> TorchBackend:
+    impls = SimpleNamespace(
+        inputs=SimpleNamespace(next=lambda impl: None),
+        fns={"k": call, **more},
+        stream=0,
+        never_wait=set(never_wait),
+    )
+    backend = TorchBackend(fake_torch(timeline), impls, gate)
     backend.clock = lambda: timeline.host
     return backend
+
+
+def test_a_gated_call_holds_exactly_as_long_as_queueing_takes():
+    """Behind a closed gate (cuStreamWaitValue32), the events span the call alone and the GPU
+    waits exactly until the host has queued the end event: no spin, no margin, no retry."""
+    timeline = FakeTimeline()
+    backend = _backend(timeline, lambda s: timeline.run(CALL_S), FakeGate(timeline), never_wait={"k"})
+    for _ in range(3):
+        before = backend.held_s
+        assert backend.isolated_call("k") == pytest.approx(CALL_S)
+        # queued after the gate: the start event, the call, the end event
+        assert backend.held_s - before == pytest.approx(4 * ISSUE_S)
+    assert backend.torch.calibrations == [] and backend.retries == 0
+
+
+def test_a_launcher_that_may_synchronise_is_never_gated_and_a_failing_call_opens_the_gate():
+    timeline = FakeTimeline()
+    gate = FakeGate(timeline)
+
+    def failing(_s) -> None:
+        raise RuntimeError("launch failed")
+
+    backend = _backend(timeline, lambda s: timeline.run(CALL_S), gate, never_wait={"bad"}, bad=failing)
+    assert backend.isolated_call("k") == pytest.approx(CALL_S)
+    assert backend.torch.calibrations == [IDLE_HZ]  # "k" (an imported module's) took the spin
+    with pytest.raises(RuntimeError, match="launch failed"):
+        backend.isolated_call("bad")
+    assert timeline.gated is None  # opened: the stream runs on
 
 
 def test_a_hold_calibrated_at_an_idle_clock_is_checked_on_the_gpu_and_lengthened():

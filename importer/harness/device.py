@@ -4,8 +4,10 @@ run records (SPEC §7: GPU name, SM count, L2, clocks, driver, CUDA, cuBLAS and 
 
 from __future__ import annotations
 
+import ctypes
 import os
 import subprocess
+import time
 
 from cuda_l2_explorer.db.errors import NoGPUError, UsageError
 
@@ -121,3 +123,73 @@ def spin_cycles_per_second(torch) -> float:
     end.record()
     end.synchronize()
     return 1_000_000 / max(start.elapsed_time(end) / 1e3, 1e-9)
+
+
+class StreamGate:
+    """Holds a CUDA stream until the host opens it: cuStreamWaitValue32 on a pinned counter.
+
+    The isolated call queues its start event, the call and its end event behind a closed gate and
+    then opens it, so the events span the call's own time on the GPU, never the host's issue time,
+    and the GPU idles (no spin kernel) until everything is queued. A launcher that waits for its
+    stream would wait for the gate forever: only launchers that never synchronise go behind it.
+    """
+
+    GEQ = 0x0  # CU_STREAM_WAIT_VALUE_GEQ: released once the counter reaches the value
+
+    def __init__(self, torch) -> None:
+        cuda = ctypes.CDLL("libcuda.so.1")
+        self._wait = getattr(cuda, "cuStreamWaitValue32_v2", None) or cuda.cuStreamWaitValue32
+        self._wait.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint32, ctypes.c_uint]
+        self._wait.restype = ctypes.c_int
+        device_pointer = cuda.cuMemHostGetDevicePointer_v2
+        device_pointer.argtypes = [ctypes.POINTER(ctypes.c_uint64), ctypes.c_void_p, ctypes.c_uint]
+        device_pointer.restype = ctypes.c_int
+        self._counter = torch.zeros(1, dtype=torch.int32, pin_memory=True)  # kept: the GPU reads it
+        self._cell = ctypes.c_int32.from_address(self._counter.data_ptr())
+        address = ctypes.c_uint64()
+        status = device_pointer(ctypes.byref(address), ctypes.c_void_p(self._counter.data_ptr()), 0)
+        if status:
+            raise RuntimeError(f"cuMemHostGetDevicePointer failed ({status})")
+        self._address = address.value
+        self._closed = 0
+
+    def close(self, stream: int) -> None:
+        """Queue a wait on ``stream`` (a cudaStream_t, 0 the default) until the next :meth:`open`."""
+        status = self._wait(ctypes.c_void_p(stream or None), self._address, self._closed + 1, self.GEQ)
+        if status:
+            raise RuntimeError(f"cuStreamWaitValue32 failed ({status})")
+        self._closed += 1
+
+    def open(self) -> None:
+        self._cell.value = self._closed
+
+
+_GATES: dict[int, StreamGate | None] = {}
+
+
+def stream_gate(torch) -> StreamGate | None:
+    """This process's gate, once it has been seen to hold a stream and let it go; None where the
+    driver does not offer stream memory operations (the isolated call then holds by a spin)."""
+    device = torch.cuda.current_device()
+    if device not in _GATES:
+        _GATES[device] = _working_gate(torch)
+    return _GATES[device]
+
+
+def _working_gate(torch) -> StreamGate | None:
+    try:
+        gate = StreamGate(torch)
+        stream = torch.cuda.current_stream()
+        torch.cuda.synchronize()
+        gate.close(stream.cuda_stream)
+    except (OSError, AttributeError, RuntimeError):
+        return None
+    passed = torch.cuda.Event()
+    try:
+        passed.record(stream)
+        time.sleep(0.002)
+        held = not passed.query()
+    finally:
+        gate.open()
+    passed.synchronize()
+    return gate if held else None

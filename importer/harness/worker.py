@@ -28,10 +28,12 @@ from cuda_l2_explorer.db.shapes import Shape, floor_seconds, l2_span
 from cuda_l2_explorer.importer.harness import messages
 from cuda_l2_explorer.importer.harness.audit import audit, capture_blockers
 from cuda_l2_explorer.importer.harness.device import (
+    StreamGate,
     device_info,
     gpu_label,
     sm_clock_mhz,
     spin_cycles_per_second,
+    stream_gate,
 )
 from cuda_l2_explorer.importer.harness.graph import (
     CuptiTimes,
@@ -114,6 +116,9 @@ class Implementations:
         self.inputs = inputs
         self.stream = torch.cuda.current_stream().cuda_stream
         self.fns: dict[str, Callable[[tuple], None]] = {}
+        # Launchers known never to wait for their stream (ours and the libraries'): an imported
+        # set's module may synchronise on every call, which a gated stream would never let end.
+        self.never_wait: set[str] = set()
         self.notes: dict[str, str] = {}
         self.lt_plans: dict[str, Any] = {}
         self._reference: Reference | None = None
@@ -155,6 +160,10 @@ class Implementations:
                     s[3].copy_(cp[:m, :n])
 
                 self.fns["kernel+padding"] = with_padding
+
+        self.never_wait = {
+            name for name in self.fns if not name.startswith("kernel") or not job.get("kernel_module")
+        }
 
     def _lt(self, lib, plan, index: int, b_index: int):
         return lambda s: lib.lt(
@@ -202,9 +211,10 @@ class TorchBackend:
     cannot be captured); ``isolated_call`` and ``host_latency`` time one call each.
     """
 
-    def __init__(self, torch, impls: Implementations) -> None:
+    def __init__(self, torch, impls: Implementations, gate: StreamGate | None = None) -> None:
         self.torch = torch
         self.impls = impls
+        self.gate = gate  # holds the stream exactly as long as queueing takes (device.StreamGate)
         self.start = torch.cuda.Event(enable_timing=True)
         self.end = torch.cuda.Event(enable_timing=True)
         self.held_from = torch.cuda.Event(enable_timing=True)
@@ -255,6 +265,8 @@ class TorchBackend:
         torch = self.torch
         s = self.impls.inputs.next(impl)
         fn = self.impls.fns[impl]
+        if self.gate is not None and impl in self.impls.never_wait:
+            return self._gated_call(fn, s)
         if self._spin_hz is None:
             self._spin_hz = spin_cycles_per_second(torch)
             self._max_hold_cycles = int(self.hold_s * self._spin_hz) * MAX_HOLD_GROWTH
@@ -283,6 +295,21 @@ class TorchBackend:
             cycles = min(2 * cycles, self._max_hold_cycles)
             self.retries += 1
         self._hold_cycles[impl] = cycles
+        return self.start.elapsed_time(self.end) / 1e3
+
+    def _gated_call(self, fn: Callable, s) -> float:
+        """The isolated call behind a closed gate, opened once the end event is queued."""
+        self.torch.cuda.synchronize()
+        self.held_from.record()
+        self.gate.close(self.impls.stream)
+        try:
+            self.start.record()
+            fn(s)
+            self.end.record()
+        finally:
+            self.gate.open()
+        self.end.synchronize()
+        self.held_s += self.held_from.elapsed_time(self.start) / 1e3
         return self.start.elapsed_time(self.end) / 1e3
 
     def sleep(self, seconds: float) -> None:
@@ -471,7 +498,7 @@ def offline_backend(
     """The backend a measurement runs on: CUDA-graph replay for offline device time (harness 3),
     eager calls for server mode and for ``timing="eager"``. ``floor_s``, the config's physical
     floor, sizes the graphs (see graph.calls_per_graph_at_least)."""
-    eager = TorchBackend(torch, impls)
+    eager = TorchBackend(torch, impls, stream_gate(torch))
     if settings.mode != "offline" or settings.timing != "graph":
         return eager
     progress("capturing CUDA graphs")

@@ -284,3 +284,42 @@ def test_fp16_set_compares_with_fp16_baselines(tmp_path):
     print("findings:", found)
     # The clean kernel's launcher has nothing to report; the CUPTI cross-check may flag a timing.
     assert [f for f in found if f[1] != "timing-mismatch"] == []
+
+
+def test_the_stream_gate_holds_a_stream_until_opened_and_times_a_call_as_the_spin_does():
+    """device.StreamGate (cuStreamWaitValue32 on a pinned counter) holds the stream while the
+    isolated call is queued: the call's time is the spin hold's, with no hold to size or retry."""
+    import time
+    from types import SimpleNamespace
+
+    from cuda_l2_explorer.importer.harness.device import stream_gate
+    from cuda_l2_explorer.importer.harness.protocol import summarize
+    from cuda_l2_explorer.importer.harness.worker import TorchBackend
+
+    gate = stream_gate(torch)
+    assert gate is not None  # an H100's driver offers stream memory operations
+    stream = torch.cuda.current_stream()
+    passed = torch.cuda.Event()
+    gate.close(stream.cuda_stream)
+    passed.record(stream)
+    time.sleep(0.01)
+    assert not passed.query()
+    gate.open()
+    passed.synchronize()
+    a = torch.randn(256, 256, device="cuda", dtype=torch.half)
+    c = torch.empty_like(a)
+    impls = SimpleNamespace(
+        inputs=SimpleNamespace(next=lambda impl: None),
+        fns={"mm": lambda s: torch.matmul(a, a, out=c)},
+        stream=stream.cuda_stream,
+        never_wait={"mm"},
+    )
+    gated, spun = TorchBackend(torch, impls, gate), TorchBackend(torch, impls)
+    times: dict[str, list[float]] = {"gated": [], "spun": []}
+    for _ in range(60):  # interleaved: the same clocks for both
+        times["gated"].append(gated.isolated_call("mm"))
+        times["spun"].append(spun.isolated_call("mm"))
+    g, s = (summarize(times[key][10:]).median for key in ("gated", "spun"))
+    print(f"isolated 256^3 matmul: gated {g * 1e6:.2f} us, spin hold {s * 1e6:.2f} us")
+    assert abs(g - s) < max(0.15 * s, 0.5e-6)
+    assert gated.retries == 0 and gated.held_s < spun.held_s
