@@ -21,6 +21,15 @@ class FakeTimeline:
         self.stream_free = 0.0
         self.clock_hz = IDLE_HZ
         self.gated: list | None = None  # operations queued behind a closed gate
+        self.gate: FakeGate | None = None
+
+    def synchronize(self) -> None:
+        """The host waits for the stream; behind a closed gate, until the gate's timeout."""
+        if self.gated is not None and self.gate is not None:
+            self.host = max(self.host, self.gate.closed_at + GATE_TIMEOUT_S)
+            self.gate.timed_out = True
+            self.gate.release()
+        self.host = max(self.host, self.stream_free)
 
     def run(self, seconds: float, started=lambda at: None) -> None:
         self.host += ISSUE_S
@@ -32,17 +41,29 @@ class FakeTimeline:
         started(start)
 
 
+GATE_TIMEOUT_S = 50e-3
+
+
 class FakeGate:
-    """device.StreamGate on the fake timeline."""
+    """device.StreamGate on the fake timeline, its timeout included."""
 
     def __init__(self, timeline: FakeTimeline) -> None:
         self.timeline = timeline
+        timeline.gate = self
+        self.closed_at = 0.0
+        self.timed_out = False
 
     def close(self, stream: int) -> None:
         self.timeline.host += ISSUE_S
+        self.closed_at = max(self.timeline.host, self.timeline.stream_free)
+        self.timed_out = False
         self.timeline.gated = []
 
     def open(self) -> None:
+        if self.timeline.gated is not None:
+            self.release()
+
+    def release(self) -> None:
         timeline, waiting = self.timeline, self.timeline.gated or []
         timeline.gated = None
         timeline.stream_free = max(timeline.stream_free, timeline.host)
@@ -75,11 +96,8 @@ def fake_torch(timeline: FakeTimeline) -> SimpleNamespace:
             calibrations.append(timeline.clock_hz)
             timeline.clock_hz = BOOST_HZ
 
-    def synchronize() -> None:
-        timeline.host = max(timeline.host, timeline.stream_free)
-
     cuda = SimpleNamespace(
-        Event=lambda enable_timing: FakeEvent(timeline), _sleep=spin, synchronize=synchronize
+        Event=lambda enable_timing: FakeEvent(timeline), _sleep=spin, synchronize=timeline.synchronize
     )
     return SimpleNamespace(cuda=cuda, calibrations=calibrations)
 
@@ -107,6 +125,26 @@ def test_a_gated_call_holds_exactly_as_long_as_queueing_takes():
         # queued after the gate: the start event, the call, the end event
         assert backend.held_s - before == pytest.approx(4 * ISSUE_S)
     assert backend.torch.calibrations == [] and backend.retries == 0
+
+
+def test_a_launcher_that_synchronises_behind_the_gate_costs_one_timeout_then_takes_the_spin():
+    """Such a launcher waits for its stream, which the gate holds until its timeout on the GPU:
+    that call is thrown away, and from then on the launcher's hold is the bounded spin."""
+    timeline = FakeTimeline()
+
+    def synchronising(_s) -> None:
+        timeline.synchronize()  # cudaDeviceSynchronize first
+        timeline.run(CALL_S)
+
+    backend = _backend(timeline, synchronising, FakeGate(timeline), never_wait={"k"})
+    started = timeline.host
+    first = backend.isolated_call("k")
+    assert timeline.host - started > GATE_TIMEOUT_S  # one timeout paid
+    assert backend.retries >= 1 and "k" in backend._ungated
+    assert CALL_S <= first < CALL_S + 3 * ISSUE_S  # timed by the spin, as before the gate
+    before = timeline.host
+    backend.isolated_call("k")
+    assert timeline.host - before < GATE_TIMEOUT_S  # never again
 
 
 def test_a_launcher_that_may_synchronise_is_never_gated_and_a_failing_call_opens_the_gate():

@@ -40,7 +40,7 @@ from cuda_l2_explorer.importer.harness.toolchain import (
 
 # The C ABI's source, shipped as package data beside this module.
 SOURCE = Path(str(files("cuda_l2_explorer.importer.harness") / "csrc" / "hgemm_baselines.cu"))
-ABI_VERSION = 1
+ABI_VERSION = 2
 LIB_STEM = "libhgemm_baselines"
 
 DEFAULT_WORKSPACE_BYTES = 32 << 20  # SPEC section 6: 32 MiB on Hopper, the same for every baseline
@@ -305,6 +305,7 @@ def _declare(lib: ctypes.CDLL) -> None:
         "hb_lt_prepare": (i, [vp, i, i, i, i, i, ctypes.POINTER(vp), ctypes.POINTER(i)]),
         "hb_lt_algo_info": (i, [vp, i, ll]),
         "hb_lt_matmul": (i, [vp, vp, i, vp, vp, vp, vp]),
+        "hb_gate": (i, [vp, i, ctypes.c_longlong, vp]),
     }
     for name, (res, args) in sigs.items():
         fn = getattr(lib, name)
@@ -461,6 +462,10 @@ class CublasBaselines:
         st = self._gemm(self._alive(), _layout(layout), M, N, K, a, b, c, stream)
         if st:
             _check(self._lib, "hb_cublas_gemm", st)
+
+    def gate(self, counter: int, value: int, timeout_ns: int, stream: int = 0) -> None:
+        """Hold ``stream`` until the pinned ``counter[0] >= value`` or ``timeout_ns`` (hb_gate)."""
+        _check(self._lib, "hb_gate", self._lib.hb_gate(counter, value, timeout_ns, stream))
 
     # -- cuBLASLt --------------------------------------------------------------------------------
     def lt_prepare(self, layout: str | int, M: int, N: int, K: int, max_algos: int = 1) -> LtPlan:

@@ -126,59 +126,54 @@ def spin_cycles_per_second(torch) -> float:
 
 
 class StreamGate:
-    """Holds a CUDA stream until the host opens it: cuStreamWaitValue32 on a pinned counter.
+    """Holds a CUDA stream until the host opens it: the native library's hb_gate, a one-thread
+    kernel polling a pinned counter, with a timeout on the GPU's own timer.
 
     The isolated call queues its start event, the call and its end event behind a closed gate and
     then opens it, so the events span the call's own time on the GPU, never the host's issue time,
-    and the GPU idles (no spin kernel) until everything is queued. A launcher that waits for its
-    stream would wait for the gate forever: only launchers that never synchronise go behind it.
+    however the SM clock stands (a spin counts cycles). A launcher that waits for its stream never
+    sees the gate open: the timeout ends the wait, and :attr:`timed_out` tells the caller.
     """
 
-    GEQ = 0x0  # CU_STREAM_WAIT_VALUE_GEQ: released once the counter reaches the value
+    TIMEOUT_NS = 50_000_000  # 50 ms: far beyond any queueing; a synchronising launcher pays it once
 
-    def __init__(self, torch) -> None:
-        cuda = ctypes.CDLL("libcuda.so.1")
-        self._wait = getattr(cuda, "cuStreamWaitValue32_v2", None) or cuda.cuStreamWaitValue32
-        self._wait.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint32, ctypes.c_uint]
-        self._wait.restype = ctypes.c_int
-        device_pointer = cuda.cuMemHostGetDevicePointer_v2
-        device_pointer.argtypes = [ctypes.POINTER(ctypes.c_uint64), ctypes.c_void_p, ctypes.c_uint]
-        device_pointer.restype = ctypes.c_int
-        self._counter = torch.zeros(1, dtype=torch.int32, pin_memory=True)  # kept: the GPU reads it
-        self._cell = ctypes.c_int32.from_address(self._counter.data_ptr())
-        address = ctypes.c_uint64()
-        status = device_pointer(ctypes.byref(address), ctypes.c_void_p(self._counter.data_ptr()), 0)
-        if status:
-            raise RuntimeError(f"cuMemHostGetDevicePointer failed ({status})")
-        self._address = address.value
+    def __init__(self, torch, baselines) -> None:
+        self._baselines = baselines
+        self._counter = torch.zeros(2, dtype=torch.int32, pin_memory=True)  # kept: the GPU reads it
+        self._cells = (ctypes.c_int32 * 2).from_address(self._counter.data_ptr())
         self._closed = 0
 
     def close(self, stream: int) -> None:
-        """Queue a wait on ``stream`` (a cudaStream_t, 0 the default) until the next :meth:`open`."""
-        status = self._wait(ctypes.c_void_p(stream or None), self._address, self._closed + 1, self.GEQ)
-        if status:
-            raise RuntimeError(f"cuStreamWaitValue32 failed ({status})")
+        """Queue a hold on ``stream`` (a cudaStream_t, 0 the default) until the next :meth:`open`."""
+        self._cells[1] = 0
+        self._baselines.gate(self._counter.data_ptr(), self._closed + 1, self.TIMEOUT_NS, stream)
         self._closed += 1
 
     def open(self) -> None:
-        self._cell.value = self._closed
+        self._cells[0] = self._closed
+
+    @property
+    def timed_out(self) -> bool:
+        """Whether the last hold ended by its timeout (read once the stream has passed it)."""
+        return bool(self._cells[1])
 
 
-_GATES: dict[int, StreamGate | None] = {}
+_GATES: dict[int, StreamGate | None] = {}  # by the native context's id: one per worker's life
 
 
-def stream_gate(torch) -> StreamGate | None:
-    """This process's gate, once it has been seen to hold a stream and let it go; None where the
-    driver does not offer stream memory operations (the isolated call then holds by a spin)."""
-    device = torch.cuda.current_device()
-    if device not in _GATES:
-        _GATES[device] = _working_gate(torch)
-    return _GATES[device]
+def stream_gate(torch, baselines) -> StreamGate | None:
+    """The gate of this native context, once it has been seen to hold the stream and let it go;
+    None without the native library (the isolated call then holds by a spin)."""
+    if baselines is None or not hasattr(baselines, "gate"):
+        return None
+    if id(baselines) not in _GATES:
+        _GATES[id(baselines)] = _working_gate(torch, baselines)
+    return _GATES[id(baselines)]
 
 
-def _working_gate(torch) -> StreamGate | None:
+def _working_gate(torch, baselines) -> StreamGate | None:
     try:
-        gate = StreamGate(torch)
+        gate = StreamGate(torch, baselines)
         stream = torch.cuda.current_stream()
         torch.cuda.synchronize()
         gate.close(stream.cuda_stream)
@@ -192,4 +187,4 @@ def _working_gate(torch) -> StreamGate | None:
     finally:
         gate.open()
     passed.synchronize()
-    return gate if held else None
+    return gate if held and not gate.timed_out else None

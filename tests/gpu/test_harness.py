@@ -287,17 +287,20 @@ def test_fp16_set_compares_with_fp16_baselines(tmp_path):
 
 
 def test_the_stream_gate_holds_a_stream_until_opened_and_times_a_call_as_the_spin_does():
-    """device.StreamGate (cuStreamWaitValue32 on a pinned counter) holds the stream while the
-    isolated call is queued: the call's time is the spin hold's, with no hold to size or retry."""
+    """device.StreamGate (the native hb_gate: a one-thread kernel polling a pinned counter) holds
+    the stream while the isolated call is queued, lets it go when opened or at its timeout, and
+    times a call as the spin hold does, with no hold to size or retry."""
     import time
     from types import SimpleNamespace
 
-    from cuda_l2_explorer.importer.harness.device import stream_gate
+    from cuda_l2_explorer.importer.harness.baselines import CublasBaselines
+    from cuda_l2_explorer.importer.harness.device import StreamGate, stream_gate
     from cuda_l2_explorer.importer.harness.protocol import summarize
     from cuda_l2_explorer.importer.harness.worker import TorchBackend
 
-    gate = stream_gate(torch)
-    assert gate is not None  # an H100's driver offers stream memory operations
+    native = CublasBaselines()
+    gate = stream_gate(torch, native)
+    assert gate is not None
     stream = torch.cuda.current_stream()
     passed = torch.cuda.Event()
     gate.close(stream.cuda_stream)
@@ -306,6 +309,11 @@ def test_the_stream_gate_holds_a_stream_until_opened_and_times_a_call_as_the_spi
     assert not passed.query()
     gate.open()
     passed.synchronize()
+    assert not gate.timed_out
+    started = time.perf_counter()
+    gate.close(stream.cuda_stream)  # never opened: the timeout lets the stream go
+    torch.cuda.synchronize()
+    assert gate.timed_out and time.perf_counter() - started >= StreamGate.TIMEOUT_NS * 1e-9 * 0.9
     a = torch.randn(256, 256, device="cuda", dtype=torch.half)
     c = torch.empty_like(a)
     impls = SimpleNamespace(
@@ -321,5 +329,9 @@ def test_the_stream_gate_holds_a_stream_until_opened_and_times_a_call_as_the_spi
         times["spun"].append(spun.isolated_call("mm"))
     g, s = (summarize(times[key][10:]).median for key in ("gated", "spun"))
     print(f"isolated 256^3 matmul: gated {g * 1e6:.2f} us, spin hold {s * 1e6:.2f} us")
+    print(
+        f"GPU time held: gated {gated.held_s * 1e3:.2f} ms, spin {spun.held_s * 1e3:.2f} ms",
+        f"retries {gated.retries}",
+    )
     assert abs(g - s) < max(0.15 * s, 0.5e-6)
     assert gated.retries == 0 and gated.held_s < spun.held_s

@@ -53,6 +53,13 @@
 //                     void* stream)
 //        cublasLtMatmul with candidate i. Nothing is allocated or queried here. A, B, C must be
 //        256-byte aligned (cuBLASLt's default alignment preference, which the heuristic assumed).
+//   int  hb_gate(int* counter, int value, long long timeout_ns, void* stream)
+//        Queues a one-thread kernel that holds stream until counter[0] >= value or timeout_ns
+//        have passed on the GPU's global timer; on a timeout it sets counter[1] to 1. counter is
+//        pinned host memory (cudaHostAlloc): the host opens the gate by writing counter[0] once it
+//        has queued what must run behind it, so a call behind the gate is timed without the
+//        host's issue time, and a host that never writes (a launcher that synchronises) costs
+//        timeout_ns, never a hang.
 // A context is bound to the device that was current at hb_create, and is not thread-safe.
 // Pointers are device pointers; stream is a cudaStream_t (0 = legacy default stream).
 // ---------------------------------------------------------------------------------------------
@@ -73,7 +80,7 @@
 #define HB_API extern "C" __attribute__((visibility("default")))
 
 enum {
-  HB_ABI_VERSION = 1,
+  HB_ABI_VERSION = 2,
   HB_OK = 0,
   HB_ERR_CUDA = 1,
   HB_ERR_CUBLAS = 2,
@@ -398,5 +405,32 @@ HB_API int hb_lt_matmul(void* ctx, void* plan, int i, const void* A, const void*
   HB_CUBLAS(cublasLtMatmul(c->lt, p->desc, alpha, B, p->lay_first, A, p->lay_second, beta, C,
                            p->lay_c, C, p->lay_c, &p->algos[i].algo, c->ws_lt, c->ws_bytes,
                            static_cast<cudaStream_t>(stream)));
+  return HB_OK;
+}
+
+static __device__ unsigned long long global_ns() {
+  unsigned long long ns;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
+  return ns;
+}
+
+__global__ void hb_gate_kernel(volatile int* counter, int value, unsigned long long timeout_ns) {
+  const unsigned long long start = global_ns();
+  while (counter[0] < value) {
+    if (global_ns() - start >= timeout_ns) {
+      counter[1] = 1;
+      return;
+    }
+    __nanosleep(256);  // a read of host memory crosses PCIe: no need to ask more often
+  }
+}
+
+HB_API int hb_gate(int* counter, int value, long long timeout_ns, void* stream) {
+  if (!counter || timeout_ns <= 0) return set_err(HB_ERR_INVALID, "hb_gate: NULL counter or timeout <= 0");
+  void* mapped = nullptr;
+  HB_CUDA(cudaHostGetDevicePointer(&mapped, counter, 0));
+  hb_gate_kernel<<<1, 1, 0, static_cast<cudaStream_t>(stream)>>>(static_cast<int*>(mapped), value,
+                                                                  (unsigned long long)timeout_ns);
+  HB_CUDA(cudaGetLastError());
   return HB_OK;
 }
