@@ -7,20 +7,8 @@
 # Carried: .whl, .carry/duckdb-site.tar.xz, .carry/tunerlib.tar.gz (session 16's library, call 4),
 # .carry/grid.duckdb.xz (offline 19c57c82 + server 8ea6f9af at 993 configs).
 set -uo pipefail
-export OUT=${OUT:-/tmp/out}
-bash benchmarks/harness/v3/run_device.sh >/dev/null 2>&1  # installs into /tmp/site, unpacks the library
-export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 CUDA_L2_EXPLORER_BUILD_CACHE=/tmp/l2x-build CUDA_L2_EXPLORER_NATIVE_CACHE=/tmp/l2x-native
-cat "$OUT/device.txt"
-python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' \
-  .carry/grid.duckdb.xz "$OUT/grid.duckdb"
-LIB=$(ls -t /tmp/tb/lib/*.so | head -1)
-bench() {
-  local db=$1 name=$2; shift 2
-  local s=$SECONDS
-  python3 -m cuda_l2_explorer --db "$db" --no-bundled bench --set kernels/h100_F32F16F16F32 --library "$LIB" \
-    --progress none --json "$@" >"$OUT/$name.json" 2>"$OUT/$name.log"
-  echo "$name: exit $? in $((SECONDS - s)) s: $(tail -1 "$OUT/$name.log")"
-}
+export OUT=${OUT:-/tmp/out} LOGS=${OUT:-/tmp/out}
+source benchmarks/harness/v3/h100-throughput-2026-11-25/prelude.sh
 bench "$OUT/grid.duckdb" server_finish --grid --mode server --resume 8ea6f9af084746cb8dc166a9691126d3 --time-budget 90
 cp "$OUT/grid.duckdb" /tmp/profile.duckdb
 PROFILE_OUT=$OUT/server_worker.prof CUDA_L2_EXPLORER_WORKER=$PWD/benchmarks/harness/v3/profile_worker.py \
@@ -31,7 +19,7 @@ import pstats, sys
 for key in ("cumulative", "tottime"):
     pstats.Stats(sys.argv[1]).sort_stats(key).print_stats(45)
 PY
-python3 benchmarks/harness/v3/h100-throughput-2026-11-24/phases.py /tmp/profile.duckdb server latest >"$OUT/server_profile_phases.txt" 2>&1
+python3 $PHASES /tmp/profile.duckdb server latest >"$OUT/server_profile_phases.txt" 2>&1
 cat "$OUT/server_profile_phases.txt"
 bench "$OUT/grid.duckdb" offline1 --grid --mode offline --time-budget "${BUDGET:-380}"
 cd "$OUT" && xz -3 -T8 grid.duckdb && ls -la

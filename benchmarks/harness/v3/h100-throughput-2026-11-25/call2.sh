@@ -5,22 +5,7 @@
 # random sample of 100 configs, to set its per-config time beside run 8ea6f9af's on the same configs.
 # Carried: .whl, .carry/duckdb-site.tar.xz, .carry/tunerlib.tar.gz, .carry/grid.duckdb.xz (call 1's store).
 set -uo pipefail
-export OUT=${OUT:-/tmp/out}
-bash benchmarks/harness/v3/run_device.sh >/dev/null 2>&1  # installs into /tmp/site, unpacks the library
-export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 CUDA_L2_EXPLORER_BUILD_CACHE=/tmp/l2x-build CUDA_L2_EXPLORER_NATIVE_CACHE=/tmp/l2x-native
-cat "$OUT/device.txt"
-python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' \
-  .carry/grid.duckdb.xz "$OUT/grid.duckdb"
-LIB=$(ls -t /tmp/tb/lib/*.so | head -1)
-LOGS=$OUT/logs && mkdir -p "$LOGS"  # one tarball comes back (the device returns few files)
-bench() {
-  local db=$1 name=$2; shift 2
-  local s=$SECONDS
-  python3 -m cuda_l2_explorer --db "$db" --no-bundled bench --set kernels/h100_F32F16F16F32 --library "$LIB" \
-    --progress none --json "$@" >"$LOGS/$name.json" 2>"$LOGS/$name.log"
-  echo "$name: exit $? in $((SECONDS - s)) s: $(tail -1 "$LOGS/$name.log")"
-}
-PHASES=benchmarks/harness/v3/h100-throughput-2026-11-24/phases.py
+source benchmarks/harness/v3/h100-throughput-2026-11-25/prelude.sh
 bench "$OUT/grid.duckdb" offline2 --grid --mode offline --resume 57434203dcb14c9f847d5f042cbe3e51
 python3 $PHASES "$OUT/grid.duckdb" offline 57434203dcb14c9f847d5f042cbe3e51 | tee "$LOGS/offline_phases.txt"
 cp "$OUT/grid.duckdb" /tmp/profile.duckdb

@@ -7,11 +7,7 @@
 # gate test and the server-mode test of tests/gpu/test_harness.py.
 # Carried: .whl, .carry/duckdb-site.tar.xz, .carry/tunerlib.tar.gz, .carry/grid.duckdb.xz.
 set -uo pipefail
-export OUT=${OUT:-/tmp/out}
-bash benchmarks/harness/v3/run_device.sh >/dev/null 2>&1  # installs into /tmp/site, unpacks the library
-export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 CUDA_L2_EXPLORER_BUILD_CACHE=/tmp/l2x-build CUDA_L2_EXPLORER_NATIVE_CACHE=/tmp/l2x-native
-cat "$OUT/device.txt"
-LOGS=$OUT/logs && mkdir -p "$LOGS"
+source benchmarks/harness/v3/h100-throughput-2026-11-25/prelude.sh
 if [ "${GPU_TESTS:-0}" = 1 ]; then
   s=$SECONDS
   timeout 240 python3 -m pytest -q -rfE -s -p no:cacheprovider tests/gpu/test_harness.py -k "stream_gate or server_mode" \
@@ -20,15 +16,9 @@ if [ "${GPU_TESTS:-0}" = 1 ]; then
   echo "gpu tests: exit $code in $((SECONDS - s)) s: $(tail -1 "$LOGS/gpu_tests.txt")"; grep -E "isolated 256|GPU time held|FAILED|Error" "$LOGS/gpu_tests.txt" | head
   if [ $code != 0 ]; then tar czf "$OUT/logs.tar.gz" -C "$OUT" logs; exit 1; fi  # no grid on a broken harness
 fi
-python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' \
-  .carry/grid.duckdb.xz "$OUT/grid.duckdb"
 resume=--resume; [ "${FRESH:-0}" = 1 ] && resume=
-s=$SECONDS
-python3 -m cuda_l2_explorer --db "$OUT/grid.duckdb" --no-bundled bench --set kernels/h100_F32F16F16F32 \
-  --library "$(ls -t /tmp/tb/lib/*.so | head -1)" --grid --mode server $resume --time-budget "${BUDGET:-480}" \
-  --progress none --json >"$LOGS/server.json" 2>"$LOGS/server.log"
-echo "server ($resume): exit $? in $((SECONDS - s)) s: $(tail -1 "$LOGS/server.log")"
-python3 benchmarks/harness/v3/h100-throughput-2026-11-24/phases.py "$OUT/grid.duckdb" server latest | tee "$LOGS/phases.txt"
+bench "$OUT/grid.duckdb" server --grid --mode server $resume --time-budget "${BUDGET:-480}"
+python3 $PHASES "$OUT/grid.duckdb" server latest | tee "$LOGS/phases.txt"
 python3 - "$OUT/grid.duckdb" <<'PY' | tee "$LOGS/vs_8ea6f9af.txt"
 import duckdb, sys
 con = duckdb.connect(sys.argv[1], read_only=True)
