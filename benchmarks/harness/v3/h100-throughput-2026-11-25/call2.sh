@@ -8,16 +8,7 @@ set -uo pipefail
 source benchmarks/harness/v3/h100-throughput-2026-11-25/prelude.sh
 bench "$OUT/grid.duckdb" offline2 --grid --mode offline --resume 57434203dcb14c9f847d5f042cbe3e51
 python3 $PHASES "$OUT/grid.duckdb" offline 57434203dcb14c9f847d5f042cbe3e51 | tee "$LOGS/offline_phases.txt"
-cp "$OUT/grid.duckdb" /tmp/profile.duckdb
-PROFILE_OUT=$LOGS/server_worker.prof CUDA_L2_EXPLORER_WORKER=$PWD/benchmarks/harness/v3/profile_worker.py \
-  bench /tmp/profile.duckdb server_profile --mode server \
-  --mnk 64_64_64,256_256_256,512_64_128,1024_1024_1024,4096_4096_4096,128_16384_128,256_512_16384,2048_2048_512,64_4096_4096,8192_8192_1024,512_512_12288,16384_64_64,1024_128_8192,4096_256_2048,12288_1024_64,2048_8192_16384
-python3 - "$LOGS/server_worker.prof" >"$LOGS/server_profile.txt" <<'PY'
-import pstats, sys
-for key in ("cumulative", "tottime"):
-    pstats.Stats(sys.argv[1]).sort_stats(key).print_stats(60)
-PY
-python3 $PHASES /tmp/profile.duckdb server latest | tee "$LOGS/server_profile_phases.txt"
+server_profile
 cp "$OUT/grid.duckdb" /tmp/sample.duckdb
 bench /tmp/sample.duckdb server_sample --grid --sample 100 --mode server
 python3 $PHASES /tmp/sample.duckdb server latest | tee "$LOGS/server_sample_phases.txt"
