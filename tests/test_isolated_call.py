@@ -107,7 +107,7 @@ def _backend(timeline: FakeTimeline, call, gate=None, never_wait=(), **more) -> 
         inputs=SimpleNamespace(next=lambda impl: None),
         fns={"k": call, **more},
         stream=0,
-        never_wait=set(never_wait),
+        may_wait=lambda name: name not in never_wait,
     )
     backend = TorchBackend(fake_torch(timeline), impls, gate)
     backend.clock = lambda: timeline.host
@@ -258,3 +258,15 @@ def test_each_implementation_keeps_its_own_hold():
         last = _timed_hold(backend, "k")
     assert backend._hold_cycles["sync"] == backend._max_hold_cycles
     assert last == pytest.approx(TARGET_S, rel=0.05)
+
+
+def test_only_an_imported_modules_kernel_may_wait_for_its_stream():
+    """The rule holds for implementations added after the config's set-up too (cuBLASLt's
+    auto-tuning aliases): the first gated server run held those two by the spin."""
+    from cuda_l2_explorer.importer.harness.worker import Implementations
+
+    imported, ours = SimpleNamespace(_module_kernel=True), SimpleNamespace(_module_kernel=False)
+    assert Implementations.may_wait(imported, "kernel")
+    assert Implementations.may_wait(imported, "kernel+padding")
+    assert not Implementations.may_wait(imported, "cuBLASLt-auto-tuning-nn")
+    assert not Implementations.may_wait(ours, "kernel")

@@ -117,9 +117,8 @@ class Implementations:
         self.baselines = baselines
         self.stream = torch.cuda.current_stream().cuda_stream
         self.fns: dict[str, Callable[[tuple], None]] = {}
-        # Launchers known never to wait for their stream (ours and the libraries'): an imported
-        # set's module may synchronise on every call, which a gated stream would never let end.
-        self.never_wait: set[str] = set()
+        # An imported set's module may synchronise on every call (see may_wait).
+        self._module_kernel = bool(job.get("kernel_module"))
         self.notes: dict[str, str] = {}
         self.lt_plans: dict[str, Any] = {}
         self._reference: Reference | None = None
@@ -162,9 +161,11 @@ class Implementations:
 
                 self.fns["kernel+padding"] = with_padding
 
-        self.never_wait = {
-            name for name in self.fns if not name.startswith("kernel") or not job.get("kernel_module")
-        }
+    def may_wait(self, name: str) -> bool:
+        """Whether ``name``'s launcher may wait for its stream, which a gated stream would not let
+        end: an imported set's module may; ours and the libraries' (cuBLASLt's auto-tuning
+        aliases included, added later) never do."""
+        return self._module_kernel and name.startswith("kernel")
 
     def _lt(self, lib, plan, index: int, b_index: int):
         return lambda s: lib.lt(
@@ -267,7 +268,7 @@ class TorchBackend:
         torch = self.torch
         s = self.impls.inputs.next(impl)
         fn = self.impls.fns[impl]
-        if self.gate is not None and impl in self.impls.never_wait and impl not in self._ungated:
+        if self.gate is not None and not self.impls.may_wait(impl) and impl not in self._ungated:
             measured = self._gated_call(fn, s)
             if not self.gate.timed_out:
                 return measured

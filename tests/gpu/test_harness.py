@@ -320,7 +320,7 @@ def test_the_stream_gate_holds_a_stream_until_opened_and_times_a_call_as_the_spi
         inputs=SimpleNamespace(next=lambda impl: None),
         fns={"mm": lambda s: torch.matmul(a, a, out=c)},
         stream=stream.cuda_stream,
-        never_wait={"mm"},
+        may_wait=lambda name: False,
     )
     # Warmed first, as the worker's warm-up does: a first call (cuBLAS's set-up) may synchronise,
     # which inside the gate costs its timeout and sends the launcher to the spin (call 4 saw it).
