@@ -127,7 +127,9 @@ for line in sys.stdin:
             "audit": (
                 job["audit_reuse"]["findings"]
                 if job.get("audit_reuse")
-                else [["sync_per_call", "planted"]] if with_kernel and m == 128 else []
+                else [["sync_per_call", "planted"]]
+                if with_kernel and m == 128
+                else []
             ),
             "info": {
                 "seconds": 0.01,
