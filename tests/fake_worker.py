@@ -116,6 +116,10 @@ for line in sys.stdin:
                 "samples": [t * 0.99, t, t * 1.01],
             }
         )
+    # As the real worker: an earlier offline audit of this kernel is kept, not redone.
+    audit = job["audit_reuse"]["findings"] if job.get("audit_reuse") else []
+    if with_kernel and m == 128 and not job.get("audit_reuse"):
+        audit = [["sync_per_call", "planted"]]
     send(
         {
             "op": "result",
@@ -123,14 +127,7 @@ for line in sys.stdin:
             "n": n,
             "k": k,
             "rows": rows,
-            # As the real worker: an earlier offline audit of this kernel is kept, not redone.
-            "audit": (
-                job["audit_reuse"]["findings"]
-                if job.get("audit_reuse")
-                else [["sync_per_call", "planted"]]
-                if with_kernel and m == 128
-                else []
-            ),
+            "audit": audit,
             "info": {
                 "seconds": 0.01,
                 "rotation_sets": 2,
