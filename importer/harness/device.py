@@ -158,7 +158,9 @@ class StreamGate:
         return bool(self._cells[1])
 
 
-_GATES: dict[int, StreamGate | None] = {}  # by the native context's id: one per worker's life
+# By the native context's id, the context kept beside its gate so that the id cannot be reused by
+# another object while the entry lives (a worker keeps its contexts for its whole life anyway).
+_GATES: dict[int, tuple[object, StreamGate | None]] = {}
 
 
 def stream_gate(torch, baselines) -> StreamGate | None:
@@ -167,8 +169,8 @@ def stream_gate(torch, baselines) -> StreamGate | None:
     if baselines is None or not hasattr(baselines, "gate"):
         return None
     if id(baselines) not in _GATES:
-        _GATES[id(baselines)] = _working_gate(torch, baselines)
-    return _GATES[id(baselines)]
+        _GATES[id(baselines)] = (baselines, _working_gate(torch, baselines))
+    return _GATES[id(baselines)][1]
 
 
 def _working_gate(torch, baselines) -> StreamGate | None:
