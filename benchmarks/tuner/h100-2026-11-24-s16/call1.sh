@@ -7,15 +7,7 @@
 # 3. our set and the seven baselines at the probe's shapes under harness 3 (the same kernels'
 #    device time on the harness's timer, beside the probe's).
 set -uo pipefail
-export OUT=${OUT:-/tmp/out}
-bash benchmarks/harness/v3/run_device.sh >/dev/null 2>&1; echo "install: exit $?"
-# The probe binary travels xz-compressed and stripped (the carry limit).
-[ -f .carry/tma_stream.xz ] && xz -dc .carry/tma_stream.xz >benchmarks/tuner/tma_stream/tma_stream && chmod +x benchmarks/tuner/tma_stream/tma_stream
-s=$SECONDS; RUN_NCU=1 bash benchmarks/tuner/tma_stream/run.sh; echo "probe: $((SECONDS - s)) s"
-export PYTHONPATH=/tmp/site:benchmarks/harness/v3 PYTHONUNBUFFERED=1
-export CUDA_L2_EXPLORER_BUILD_CACHE=/tmp/l2x-build CUDA_L2_EXPLORER_NATIVE_CACHE=/tmp/l2x-native
-s=$SECONDS; timeout 240 python3 benchmarks/harness/v3/gap_probe.py "$OUT/gap_probe.json" >"$OUT/gap_probe.log" 2>&1
-echo "gap_probe: exit $? in $((SECONDS - s)) s"
+source benchmarks/tuner/h100-2026-11-24-s16/probe_and_gaps.sh
 LIB=$(ls -t /tmp/tb/lib/*.so | head -1)
 s=$SECONDS
 timeout 200 python3 -m cuda_l2_explorer --db "$OUT/probe_shapes.duckdb" --no-bundled bench --set kernels/h100_F32F16F16F32 \

@@ -6,13 +6,5 @@
 #    split-K reduction through global memory), three shapes, then ncu on seven variants;
 # 2. gap_probe.py (torch.matmul graphs of 4/16/64 calls, cold/warm, events vs CUPTI);
 set -uo pipefail
-export OUT=${OUT:-/tmp/out}
-bash benchmarks/harness/v3/run_device.sh >/dev/null 2>&1; echo "install: exit $?"
-# The probe binary travels xz-compressed and stripped (the carry limit).
-[ -f .carry/tma_stream.xz ] && xz -dc .carry/tma_stream.xz >benchmarks/tuner/tma_stream/tma_stream && chmod +x benchmarks/tuner/tma_stream/tma_stream
-s=$SECONDS; RUN_NCU=1 bash benchmarks/tuner/tma_stream/run.sh; echo "probe: $((SECONDS - s)) s"
-export PYTHONPATH=/tmp/site:benchmarks/harness/v3 PYTHONUNBUFFERED=1
-export CUDA_L2_EXPLORER_BUILD_CACHE=/tmp/l2x-build CUDA_L2_EXPLORER_NATIVE_CACHE=/tmp/l2x-native
-s=$SECONDS; timeout 240 python3 benchmarks/harness/v3/gap_probe.py "$OUT/gap_probe.json" >"$OUT/gap_probe.log" 2>&1
-echo "gap_probe: exit $? in $((SECONDS - s)) s"
+source benchmarks/tuner/h100-2026-11-24-s16/probe_and_gaps.sh
 cd "$OUT" && tar czf call2.tar.gz tma_stream gap_probe.json gap_probe.log device.txt && ls
