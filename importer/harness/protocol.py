@@ -296,7 +296,8 @@ def measure(
 # times the closest few again. A candidate whose screen median is more than FINAL_MARGIN above the
 # best one's is not a contender: in the H100 grid of 2026-11-24 (run 19c57c82, 2000 tunings of ~8
 # candidates) dropping those from the final changed 8 of 2000 choices by more than 1% (at most
-# 2.5%, geomean 1.0001) and cut the final's candidates by a third; a lone contender needs no final.
+# 2.5%, geomean 1.0001) and, a lone contender needing no final, timed 3278 finalists instead of
+# 6000 (benchmarks/harness/v3/h100-throughput-2026-11-25/finalists_replay.py).
 FINALISTS = 3
 FINAL_MARGIN = 0.02
 
