@@ -15,6 +15,7 @@ from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from sm90a_compiles import sm90a_compiles  # noqa: F401 (a session fixture: test_tuner, test_export)
 
 DATA = Path(__file__).parent / "data"
 FIXTURES = DATA / "fixtures"

@@ -362,20 +362,12 @@ def test_cmake_configures_and_reports_missing_cutlass(manifest, tmp_path) -> Non
     assert ok.returncode == 0, ok.stderr[-3000:]
 
 
-def test_cmake_format_compiles_for_sm90a(manifest, tmp_path) -> None:
-    """hgemm.cu of the tiny config, nvcc -c with the export's own flags (one instantiation, ~1 min)."""
-    nvcc, cutlass = build.find_nvcc(), build.find_cutlass()
-    if not nvcc:
-        pytest.skip("nvcc not found")
-    if cutlass is None:
-        pytest.skip("CUTLASS headers not found (CUTLASS_DIR or the nvidia-cutlass wheel)")
-    plan = _plan_library(manifest, TINY)
-    src = tmp_path / "src"
-    write_tree(render_files(plan, "cmake"), src)
-    cmd = [nvcc, *formats.nvcc_flags(plan), *(f"-I{d}" for d in cutlass.include_dirs), "-c", "hgemm.cu"]
-    res = subprocess.run([*cmd, "-o", "hgemm.o"], cwd=src, capture_output=True, text=True, timeout=1200)
+def test_cmake_format_compiles_for_sm90a(sm90a_compiles) -> None:
+    """hgemm.cu of the tiny config, nvcc -c with the export's own flags (one instantiation, ~1 min;
+    beside the tuner's compile: tests/sm90a_compiles.py)."""
+    res = sm90a_compiles.export
     assert res.returncode == 0, res.stderr[-4000:]
-    assert (src / "hgemm.o").stat().st_size > 10_000
+    assert (sm90a_compiles.export_dir / "hgemm.o").stat().st_size > 10_000
 
 
 # ---------------------------------------------------------------------------- tuner.materialize

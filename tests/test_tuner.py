@@ -12,6 +12,7 @@ import re
 import pytest
 from cuda_l2_explorer.tuner import build, emit, families
 from cuda_l2_explorer.tuner.catalog import ConfigError, KernelConfig, first_catalog, smoke_catalog
+from sm90a_compiles import TUNER_CONFIG
 
 # Update deliberately when the template changes (and re-run the GPU correctness test).
 GOLDEN_SMOKE_TU_SHA256 = "011d17c2ca031c14bc41847cef9a43e22a280ffc71c41e68277981c6fe8f0cdd"
@@ -148,17 +149,14 @@ def test_unit_key_depends_on_inputs() -> None:
 # ---------------------------------------------------------------------------- compile only
 
 
-def test_one_emitted_tu_compiles_for_sm90a(tmp_path) -> None:
-    """One persistent cooperative kernel, compiled to an object file (about 1-2 minutes)."""
-    nvcc = build.find_nvcc()
-    cutlass = build.find_cutlass()
-    if not nvcc:
-        pytest.skip("nvcc not found")
-    if cutlass is None:
-        pytest.skip("CUTLASS headers not found (CUTLASS_DIR or the nvidia-cutlass wheel)")
+def test_one_emitted_tu_compiles_for_sm90a(sm90a_compiles) -> None:
+    """One persistent cooperative kernel, compiled to an object file (about 1-2 minutes; beside the
+    export's compile: tests/sm90a_compiles.py)."""
     # Through the real build path: the emitted TU, the flags, the cache and the atomic rename.
-    result = build.compile_unit([KernelConfig(128, 128)], tmp_path, nvcc, cutlass, build.nvcc_version(nvcc))
+    result = sm90a_compiles.tuner
     assert result.obj is not None, result.error
     assert result.obj.stat().st_size > 10_000 and not result.cached
-    again = build.compile_unit([KernelConfig(128, 128)], tmp_path, nvcc, cutlass, build.nvcc_version(nvcc))
+    nvcc, cutlass = build.find_nvcc(), build.find_cutlass()
+    version = build.nvcc_version(nvcc)
+    again = build.compile_unit([TUNER_CONFIG], sm90a_compiles.tuner_dir, nvcc, cutlass, version)
     assert again.cached and again.obj == result.obj

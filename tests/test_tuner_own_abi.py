@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 from cuda_l2_explorer.tuner import build, tiny, wgmma
@@ -16,15 +15,23 @@ from cuda_l2_explorer.tuner.native import L2X_CANNOT_IMPLEMENT, TunerError, Tune
 OWN_CONFIGS = [tiny.TinyConfig(64, 64, 64, 2, 2, 4), wgmma.WgmmaConfig(64, 64, 64, 8)]
 
 
-@pytest.mark.parametrize("config", OWN_CONFIGS, ids=lambda c: c.family)
-def test_built_library_host_abi(config, tmp_path: Path) -> None:
+@pytest.fixture(scope="module", params=OWN_CONFIGS, ids=lambda c: c.family)
+def built(request, tmp_path_factory) -> tuple[tiny.TinyConfig | wgmma.WgmmaConfig, build.BuildResult]:
+    """One family's config built into a library once; both tests read it (each compile costs
+    15-20 s of the CI's few minutes)."""
+    config = request.param
     if not build.find_nvcc():
         pytest.skip("nvcc not found")
-    needs_cutlass = family_of(config).needs_cutlass
-    if needs_cutlass and build.find_cutlass() is None:
+    if family_of(config).needs_cutlass and build.find_cutlass() is None:
         pytest.skip("CUTLASS headers not found (CUTLASS_DIR or the nvidia-cutlass wheel)")
-    res = build.build([config], tmp_path, jobs=1, log=lambda _msg: None)
+    res = build.build([config], tmp_path_factory.mktemp(config.family), jobs=1, log=lambda _msg: None)
     assert res.library is not None and res.compiled == [config.name], res.failed
+    return config, res
+
+
+def test_built_library_host_abi(built) -> None:
+    config, res = built
+    needs_cutlass = family_of(config).needs_cutlass
     lib = TunerLibrary(res.library)
     assert (lib.build_info["cutlass"] != build.NO_CUTLASS) == needs_cutlass
     kern = lib[config.name]
@@ -52,18 +59,15 @@ def test_built_library_host_abi(config, tmp_path: Path) -> None:
     assert exc.value.status == L2X_CANNOT_IMPLEMENT  # B not 16-byte aligned
 
 
-@pytest.mark.parametrize("config", OWN_CONFIGS, ids=lambda c: c.family)
-def test_kernels_have_internal_linkage(config, tmp_path: Path) -> None:
+def test_kernels_have_internal_linkage(built) -> None:
     """Only the C ABI is global: an exported package, a torch extension and the library may hold
     the same instantiation in one process, and a weak global kernel symbol resolves to another
     module's copy, whose launch fails (the wgmma family's first cmake export did: status 1)."""
-    nvcc, nm = build.find_nvcc(), shutil.which("nm")
-    if not nvcc or not nm:
-        pytest.skip("nvcc or nm not found")
-    cutlass = build.find_cutlass() if family_of(config).needs_cutlass else None
-    if family_of(config).needs_cutlass and cutlass is None:
-        pytest.skip("CUTLASS headers not found (CUTLASS_DIR or the nvidia-cutlass wheel)")
-    unit = build.compile_unit([config], tmp_path, nvcc, cutlass, build.nvcc_version(nvcc))
+    config, res = built
+    nm = shutil.which("nm")
+    if not nm:
+        pytest.skip("nm not found")
+    (unit,) = res.units
     assert unit.obj is not None, unit.error
     listing = subprocess.run([nm, "-C", "--defined-only", str(unit.obj)], capture_output=True, text=True)
     ours = [
