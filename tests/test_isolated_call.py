@@ -5,7 +5,14 @@ that ramps up after the spin kernel's calibration, as a fresh worker's GPU does.
 from types import SimpleNamespace
 
 import pytest
-from cuda_l2_explorer.importer.harness.worker import HOLD_MARGIN, MAX_HOLD_GROWTH, MIN_HOLD_S, TorchBackend
+from cuda_l2_explorer.importer.harness.protocol import ProtocolSettings, measure
+from cuda_l2_explorer.importer.harness.worker import (
+    HOLD_MARGIN,
+    MAX_HOLD_GROWTH,
+    MIN_HOLD_S,
+    Rotation,
+    TorchBackend,
+)
 
 ISSUE_S = 30e-6  # host time to queue one operation (events, spin, call): a slow, fresh process
 CALL_S = 4e-6  # the call's own time on the GPU
@@ -104,7 +111,7 @@ def fake_torch(timeline: FakeTimeline) -> SimpleNamespace:
 
 def _backend(timeline: FakeTimeline, call, gate=None, never_wait=(), **more) -> TorchBackend:
     impls = SimpleNamespace(
-        inputs=SimpleNamespace(next=lambda impl: None),
+        inputs=SimpleNamespace(next=lambda: None),
         fns={"k": call, **more},
         stream=0,
         may_wait=lambda name: name not in never_wait,
@@ -270,3 +277,41 @@ def test_only_an_imported_modules_kernel_may_wait_for_its_stream():
     assert Implementations.may_wait(imported, "kernel+padding")
     assert not Implementations.may_wait(imported, "cuBLASLt-auto-tuning-nn")
     assert not Implementations.may_wait(ours, "kernel")
+
+
+@pytest.mark.parametrize("mode", ["server", "offline"])
+def test_no_call_reads_a_set_that_another_call_read_within_the_rotation(mode):
+    """Cold L2 for every call, whichever implementation made the one before: a set comes back only
+    after all the others were read. With a cursor per implementation, the kernel (warmed up for
+    warmup_s, the others for two calls) read other sets than the baselines, which read the same
+    set one after another within a round, from the L2 (the H100 server grid of 2026-11-25)."""
+    timeline = FakeTimeline()
+    count = 7
+    rotation, reads = Rotation(count), []
+
+    def next_set() -> int:
+        return rotation.next()
+
+    def call(name: str):
+        def run(s: int) -> None:
+            reads.append((name, s))
+            timeline.run(CALL_S)
+
+        return run
+
+    names = ["kernel", "cuBLAS-tn", "cuBLAS-nn", "torch.matmul"]
+    impls = SimpleNamespace(
+        inputs=SimpleNamespace(next=next_set),
+        fns={name: call(name) for name in names},
+        stream=0,
+        may_wait=lambda name: False,
+    )
+    backend = TorchBackend(fake_torch(timeline), impls, FakeGate(timeline))
+    backend.clock = lambda: timeline.host
+    backend.sleep = lambda seconds: setattr(timeline, "host", timeline.host + seconds)
+    settings = ProtocolSettings(mode=mode, samples=12, warmup_s=40 * CALL_S, timing="eager")
+    measure(backend, names, settings)
+    assert len({name for name, _ in reads}) == len(names) and len(reads) > 3 * count
+    for i, (_, s) in enumerate(reads):
+        recent = [seen for _, seen in reads[max(0, i - count + 1) : i]]
+        assert s not in recent, f"call {i} re-read set {s} within {count - 1} calls"

@@ -241,7 +241,7 @@ def kernel_time_per_call(
         torch.cuda.synchronize()
         for name, label in eager.items():
             fn = impls.fns[name]
-            sets = [impls.inputs.next(name) for _ in range(calls)]
+            sets = [impls.inputs.next() for _ in range(calls)]
             with record_function(label):
                 for s in sets:
                     fn(s)

@@ -91,12 +91,27 @@ class Inputs:
                 padded = (ap, bp, bp.t().contiguous().t(), torch.empty(pm, pn, device="cuda", dtype=half))
             self.sets.append((a, b, b_col, c, padded))
         self.count = count
-        self.cursor: dict[str, int] = {}
+        self._rotation = Rotation(count)
 
-    def next(self, impl: str):
-        i = self.cursor.get(impl, 0)
-        self.cursor[impl] = (i + 1) % self.count
-        return self.sets[i]
+    def next(self):
+        return self.sets[self._rotation.next()]
+
+
+class Rotation:
+    """The input set of each eager call, one cursor for every implementation: a set comes back only
+    after all the others were read, so with sets spanning >= 2x the L2 every call finds its inputs
+    cold. (With a cursor per implementation, the baselines, warmed up alike, read the same set one
+    after another within a round and found it in the L2, while the kernel, warmed up longer, read
+    others cold: the H100 server grid of 2026-11-25 timed the baselines warm and ours cold.)"""
+
+    def __init__(self, count: int) -> None:
+        self.count = count
+        self._cursor = 0
+
+    def next(self) -> int:
+        index = self._cursor
+        self._cursor = (index + 1) % self.count
+        return index
 
 
 def bytes_per_set(m: int, n: int, k: int, pad_shape: tuple[int, int, int] | None) -> int:
@@ -236,7 +251,7 @@ class TorchBackend:
 
     def offline_sample(self, impl: str, calls: int) -> tuple[float, float]:
         fn, nxt = self.impls.fns[impl], self.impls.inputs.next
-        sets = [nxt(impl) for _ in range(calls)]
+        sets = [nxt() for _ in range(calls)]
         t0 = time.perf_counter()
         self.start.record()
         for s in sets:
@@ -249,7 +264,7 @@ class TorchBackend:
     def host_latency(self, impl: str) -> float:
         """What the reference system measured: one call on an idle GPU, from the Python call to
         the end of a synchronize (launch, launcher and kernel; no event is recorded inside)."""
-        s = self.impls.inputs.next(impl)
+        s = self.impls.inputs.next()
         fn = self.impls.fns[impl]
         self.torch.cuda.synchronize()
         t0 = time.perf_counter()
@@ -266,7 +281,7 @@ class TorchBackend:
         the hold doubles and the call is timed again; once it covered the queueing, the next
         hold is sized from what this one took (HOLD_MARGIN)."""
         torch = self.torch
-        s = self.impls.inputs.next(impl)
+        s = self.impls.inputs.next()
         fn = self.impls.fns[impl]
         if self.gate is not None and not self.impls.may_wait(impl) and impl not in self._ungated:
             measured = self._gated_call(fn, s)
@@ -276,7 +291,7 @@ class TorchBackend:
             # host stalled). Time it with the spin from now on, which a synchronising launcher ends.
             self._ungated.add(impl)
             self.retries += 1
-            s = self.impls.inputs.next(impl)
+            s = self.impls.inputs.next()
         if self._spin_hz is None:
             self._spin_hz = spin_cycles_per_second(torch)
             self._max_hold_cycles = int(self.hold_s * self._spin_hz) * MAX_HOLD_GROWTH
@@ -517,7 +532,7 @@ def offline_backend(
     eager_only = {}
     for name in ("kernel", "kernel+padding"):
         if name in names:
-            reason = capture_blockers(torch, impls.fns[name], lambda n=name: impls.inputs.next(n))
+            reason = capture_blockers(torch, impls.fns[name], impls.inputs.next)
             if reason:
                 eager_only[name] = reason
     backend = GraphBackend(torch, impls, eager, floor_s)
@@ -711,7 +726,7 @@ def run_config(
         ]
     elif "kernel" in impls.fns:
         clock.enter("auditing the launcher")
-        findings += audit(torch, impls.fns["kernel"], lambda: impls.inputs.next("kernel"))
+        findings += audit(torch, impls.fns["kernel"], impls.inputs.next)
     flops = 2.0 * m * n * k
     rows = []
     for name in names:

@@ -317,7 +317,7 @@ def test_the_stream_gate_holds_a_stream_until_opened_and_times_a_call_as_the_spi
     a = torch.randn(256, 256, device="cuda", dtype=torch.half)
     c = torch.empty_like(a)
     impls = SimpleNamespace(
-        inputs=SimpleNamespace(next=lambda impl: None),
+        inputs=SimpleNamespace(next=lambda: None),
         fns={"mm": lambda s: torch.matmul(a, a, out=c)},
         stream=stream.cuda_stream,
         may_wait=lambda name: False,
