@@ -2,9 +2,11 @@
 stream that runs one thing after another, a host that takes a while to queue each, and an SM clock
 that ramps up after the spin kernel's calibration, as a fresh worker's GPU does."""
 
+from contextlib import contextmanager
 from types import SimpleNamespace
 
 import pytest
+from cuda_l2_explorer.importer.harness.graph import GraphBackend
 from cuda_l2_explorer.importer.harness.protocol import ProtocolSettings, measure
 from cuda_l2_explorer.importer.harness.worker import (
     HOLD_MARGIN,
@@ -279,39 +281,98 @@ def test_only_an_imported_modules_kernel_may_wait_for_its_stream():
     assert not Implementations.may_wait(ours, "kernel")
 
 
-@pytest.mark.parametrize("mode", ["server", "offline"])
-def test_no_call_reads_a_set_that_another_call_read_within_the_rotation(mode):
-    """Cold L2 for every call, whichever implementation made the one before: a set comes back only
-    after all the others were read. With a cursor per implementation, the kernel (warmed up for
-    warmup_s, the others for two calls) read other sets than the baselines, which read the same
-    set one after another within a round, from the L2 (the H100 server grid of 2026-11-25)."""
-    timeline = FakeTimeline()
-    count = 7
-    rotation, reads = Rotation(count), []
+class ReadLog:
+    """Which input set each call read, in the order the GPU ran them; a call captured into a graph
+    reads its set at every replay."""
 
-    def next_set() -> int:
-        return rotation.next()
+    def __init__(self, timeline: FakeTimeline) -> None:
+        self.timeline = timeline
+        self.reads: list[tuple[str, int, bool]] = []  # (implementation, set, eager)
+        self.capturing: list | None = None
 
-    def call(name: str):
+    def fn(self, name: str):
         def run(s: int) -> None:
-            reads.append((name, s))
-            timeline.run(CALL_S)
+            if self.capturing is not None:
+                self.capturing.append((name, s, False))
+                return
+            self.reads.append((name, s, True))
+            self.timeline.run(CALL_S)
 
         return run
 
-    names = ["kernel", "cuBLAS-tn", "cuBLAS-nn", "torch.matmul"]
+    def assert_every_eager_read_cold(self, count: int, names: list[str]) -> None:
+        """Every eager call (isolated, host latency, an eager sample) reads a set that no call read
+        within the previous ``count - 1``. (A replay reads the sets in its fixed order, so its first
+        calls may find the last eager calls' sets in the L2: at most two of its calls.)"""
+        assert len({name for name, _, _ in self.reads}) == len(names) and len(self.reads) > 3 * count
+        for i, (_, s, eager) in enumerate(self.reads):
+            recent = [seen for _, seen, _ in self.reads[max(0, i - count + 1) : i]]
+            assert not eager or s not in recent, f"call {i} re-read set {s} within {count - 1} calls"
+
+
+NAMES = ["kernel", "cuBLAS-tn", "cuBLAS-nn", "torch.matmul"]
+SETS = 7
+
+
+def _eager_backend(timeline: FakeTimeline, log: ReadLog, rotation: Rotation) -> TorchBackend:
     impls = SimpleNamespace(
-        inputs=SimpleNamespace(next=next_set),
-        fns={name: call(name) for name in names},
+        inputs=SimpleNamespace(
+            next=rotation.next, restart=rotation.restart, count=SETS, sets=list(range(SETS))
+        ),
+        fns={name: log.fn(name) for name in NAMES},
         stream=0,
         may_wait=lambda name: False,
     )
     backend = TorchBackend(fake_torch(timeline), impls, FakeGate(timeline))
     backend.clock = lambda: timeline.host
     backend.sleep = lambda seconds: setattr(timeline, "host", timeline.host + seconds)
-    settings = ProtocolSettings(mode=mode, samples=12, warmup_s=40 * CALL_S, timing="eager")
-    measure(backend, names, settings)
-    assert len({name for name, _ in reads}) == len(names) and len(reads) > 3 * count
-    for i, (_, s) in enumerate(reads):
-        recent = [seen for _, seen in reads[max(0, i - count + 1) : i]]
-        assert s not in recent, f"call {i} re-read set {s} within {count - 1} calls"
+    return backend
+
+
+@pytest.mark.parametrize("mode", ["server", "offline"])
+def test_no_eager_call_reads_a_set_that_another_call_read_within_the_rotation(mode):
+    """Cold L2 for every call, whichever implementation made the one before: a set comes back only
+    after all the others were read. With a cursor per implementation, the kernel (warmed up for
+    warmup_s, the others for two calls) read other sets than the baselines, which read the same
+    set one after another within a round, from the L2 (the H100 server grid of 2026-11-25)."""
+    timeline = FakeTimeline()
+    log = ReadLog(timeline)
+    backend = _eager_backend(timeline, log, Rotation(SETS))
+    measure(backend, NAMES, ProtocolSettings(mode=mode, samples=12, warmup_s=40 * CALL_S, timing="eager"))
+    log.assert_every_eager_read_cold(SETS, NAMES)
+
+
+def test_the_eager_calls_between_graph_replays_read_the_sets_the_replays_read_longest_ago():
+    """Offline, each implementation's isolated call and host latency follow graph replays, which read
+    every set in order: the eager calls start again from the first."""
+    timeline = FakeTimeline()
+    log = ReadLog(timeline)
+    eager = _eager_backend(timeline, log, Rotation(SETS))
+    torch = eager.torch
+
+    class FakeGraph:
+        def __init__(self) -> None:
+            self.calls: list[tuple[str, int, bool]] = []
+
+        def replay(self) -> None:
+            for name, s, _ in self.calls:
+                log.reads.append((name, s, False))
+                timeline.run(CALL_S)
+
+    @contextmanager
+    def capture(graph: FakeGraph, pool=None):
+        log.capturing = graph.calls
+        try:
+            yield
+        finally:
+            log.capturing = None
+
+    torch.cuda.CUDAGraph = FakeGraph
+    torch.cuda.graph = capture
+    torch.cuda.graph_pool_handle = lambda: None
+    torch.cuda.current_stream = lambda: SimpleNamespace(cuda_stream=0)
+    backend = GraphBackend(torch, eager.impls, eager)
+    backend.prepare(NAMES)
+    settings = ProtocolSettings(mode="offline", samples=6, warmup_s=0.0, latency_samples=6, timing="graph")
+    measure(backend, NAMES, settings)
+    log.assert_every_eager_read_cold(SETS, NAMES)

@@ -96,6 +96,10 @@ class Inputs:
     def next(self):
         return self.sets[self._rotation.next()]
 
+    def restart(self) -> None:
+        """After a graph replay (every set in order, the last one last): set 0 was read longest ago."""
+        self._rotation.restart()
+
 
 class Rotation:
     """The input set of each eager call, one cursor for every implementation: a set comes back only
@@ -112,6 +116,9 @@ class Rotation:
         index = self._cursor
         self._cursor = (index + 1) % self.count
         return index
+
+    def restart(self) -> None:
+        self._cursor = 0
 
 
 def bytes_per_set(m: int, n: int, k: int, pad_shape: tuple[int, int, int] | None) -> int:
