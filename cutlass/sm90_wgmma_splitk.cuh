@@ -17,12 +17,19 @@
 // barrier). Correct, but slower than MCAST = 1 at every deep-K grid shape measured (H100,
 // 2026-11-24: 1.09-1.25x per kernel), so the catalog ships none (tuner/wgmma.py says why).
 //
-// REDUCE_GLOBAL launches no cluster (a (1, 1, splits) cluster launch places the CTAs so that
-// neighbouring tiles' identical loads are no longer merged before the L2: tuner/wgmma.py). The
-// splits but the last park their fp32 partials in the caller's workspace and count themselves in
+// REDUCE = 1 (reduce="global") launches no cluster (a (1, 1, splits) cluster launch places the
+// CTAs so that neighbouring tiles' identical loads are no longer merged before the L2:
+// tuner/wgmma.py). The splits but the last park their fp32 partials in the caller's workspace and count themselves in
 // on the tile's counter; the last split waits for the count, adds the partials in split order
 // (the same bits whoever finishes first), stores C and sets the counter back to 0: the workspace
 // is zeroed once, when it is allocated, never per call.
+//
+// REDUCE = 2 (reduce="sliced") also launches no cluster, and spreads the sum over the splits:
+// every split parks its partial and counts itself in, waits until all have (the launch is one wave, so every split
+// of a tile is resident: can_implement checks it), then sums its slice of the tile over all the
+// partials in split order, stores that slice of C and counts itself out; the last one out sets
+// both counters back to 0. The serial global reduction's last split reads splits - 1 partials
+// alone; here each split reads 1/splits of them.
 #include <cstddef>
 #include <cstdint>
 #include <atomic>
@@ -51,11 +58,15 @@ constexpr int kMaxDevices = 64;
 constexpr int kMaxSplits = ${max_splits};  // one split per CTA of a cluster: 16 is Hopper's largest
 constexpr int kMaxSmemBytes = 227 << 10;   // dynamic shared memory per CTA on sm_90
 
-template <int BM, int BN, int BK, int STAGES, bool kBKMajor, int MCAST, bool REDUCE_GLOBAL>
+// Where a tile's split-K partials meet (tuner/wgmma.py REDUCES).
+constexpr int kReduceInCluster = 0, kReduceByLastSplit = 1, kReduceSlicedAll = 2;
+
+template <int BM, int BN, int BK, int STAGES, bool kBKMajor, int MCAST, int REDUCE>
 struct WgShape {
   static constexpr int kBM = BM, kBN = BN, kBK = BK, kStages = STAGES;
   static constexpr int kMcastA = MCAST;  // CTAs along N that share each A tile (TMA multicast)
-  static constexpr bool kReduceGlobal = REDUCE_GLOBAL;  // split-K through the workspace, no cluster
+  static constexpr bool kReduceGlobal = REDUCE != kReduceInCluster;  // through the workspace, no cluster
+  static constexpr bool kReduceSliced = REDUCE == kReduceSlicedAll;  // every split sums a slice
   static constexpr int kConsumers = BM / 64;  // consumer warpgroups: one m64 row block each
   static constexpr int kConsumerThreads = 128 * kConsumers;
   static constexpr int kThreads = 128 + kConsumerThreads;  // warpgroup 0 produces
@@ -74,7 +85,8 @@ struct WgShape {
   static_assert(BM % 64 == 0 && BM <= 128, "one or two consumer warpgroups");
   static_assert(BK % 64 == 0, "a k-tile is whole 128-byte swizzle rows of A");
   static_assert(MCAST == 1 || MCAST == 2, "A is shared by one CTA or a pair");
-  static_assert(!REDUCE_GLOBAL || MCAST == 1, "multicast needs the cluster the global reduction avoids");
+  static_assert(REDUCE >= kReduceInCluster && REDUCE <= kReduceSlicedAll, "a reduction of tuner/wgmma.py");
+  static_assert(!kReduceGlobal || MCAST == 1, "multicast needs the cluster the global reduction avoids");
 };
 
 template <class S>
@@ -94,19 +106,46 @@ template <class S>
 constexpr int kLdC = S::kBN + 8;
 
 ${split_k_cluster}
-// The global reduction's workspace: one int counter a tile, padded to kFlagAlign bytes, then each
-// tile's splits - 1 partials as [split][quad][consumer thread] float4s (tuner/wgmma.py computes
+// The global reductions' workspace: the tiles' int counters (one a tile; the sliced reduction's
+// two: in, out), padded to kFlagAlign bytes, then each tile's parked partials (splits - 1 of them;
+// the sliced reduction's: all) as [split][quad][consumer thread] float4s (tuner/wgmma.py computes
 // the same size).
 constexpr int kFlagAlign = 128;
+template <class S>
+constexpr int kCounters = S::kReduceSliced ? 2 : 1;
+template <class S>
 __host__ __device__ inline size_t counter_bytes(int tiles) {
-  return (size_t(tiles) * sizeof(int) + kFlagAlign - 1) / kFlagAlign * kFlagAlign;
+  return (size_t(tiles) * kCounters<S> * sizeof(int) + kFlagAlign - 1) / kFlagAlign * kFlagAlign;
 }
 template <class S>
 size_t global_reduce_bytes(int tiles, int splits) {
-  return splits > 1 ? counter_bytes(tiles) + size_t(tiles) * (splits - 1) * kParkedBytes<S> : 0;
+  const int parked = S::kReduceSliced ? splits : splits - 1;
+  return splits > 1 ? counter_bytes<S>(tiles) + size_t(tiles) * parked * kParkedBytes<S> : 0;
 }
 
-// REDUCE_GLOBAL's split-K (the CTA's threads all call it; `accum` is the consumers' partial).
+// Park this split's partial (the consumers' accumulators) as [quad][consumer thread] float4s, and
+// make it visible device-wide before the caller counts the split in.
+template <class S, int kQuads, class Accum>
+__device__ __forceinline__ void park_partial(const Accum& accum, float4* mine, int tid) {
+  if (tid >= 128) {
+    const int ctid = tid - 128;
+    CUTE_UNROLL
+    for (int q = 0; q < kQuads; ++q)
+      __stcg(&mine[q * S::kConsumerThreads + ctid],
+             make_float4(accum(4 * q), accum(4 * q + 1), accum(4 * q + 2), accum(4 * q + 3)));
+    __threadfence();  // this thread's partial is visible device-wide before the count
+  }
+  __syncthreads();
+}
+
+__device__ __forceinline__ void wait_for_count(const int* counter, int count) {
+  int seen;
+  do {
+    asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(seen) : "l"(counter) : "memory");
+  } while (seen < count);
+}
+
+// The global reduction, REDUCE = 1 (the CTA's threads all call it; `accum`: the consumers' partial).
 // Every split but the last stores its partial and counts itself in; the last split (the highest
 // grid z, dispatched after every lower one, so the CTAs it waits for are running or done) waits
 // for the count, sets it back to 0 for the next call on the stream, and adds the others' partials
@@ -115,27 +154,16 @@ template <class S, int kQuads, class Accum>
 __device__ __forceinline__ bool reduce_in_workspace(Accum& accum, void* workspace, int tiles, int tile, int split,
                                                     int splits, int tid) {
   int* const counter = static_cast<int*>(workspace) + tile;
-  float4* const partials = reinterpret_cast<float4*>(static_cast<char*>(workspace) + counter_bytes(tiles)) +
+  float4* const partials = reinterpret_cast<float4*>(static_cast<char*>(workspace) + counter_bytes<S>(tiles)) +
                            size_t(tile) * (splits - 1) * kQuads * S::kConsumerThreads;
   const int ctid = tid - 128;
   if (split < splits - 1) {
-    if (tid >= 128) {
-      float4* const mine = partials + size_t(split) * kQuads * S::kConsumerThreads;
-      CUTE_UNROLL
-      for (int q = 0; q < kQuads; ++q)
-        __stcg(&mine[q * S::kConsumerThreads + ctid],
-               make_float4(accum(4 * q), accum(4 * q + 1), accum(4 * q + 2), accum(4 * q + 3)));
-      __threadfence();  // this thread's partial is visible device-wide before the count below
-    }
-    __syncthreads();
+    park_partial<S, kQuads>(accum, partials + size_t(split) * kQuads * S::kConsumerThreads, tid);
     if (tid == 0) atomicAdd(counter, 1);
     return false;
   }
   if (tid == 0) {
-    int arrived;
-    do {
-      asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(arrived) : "l"(counter) : "memory");
-    } while (arrived < splits - 1);
+    wait_for_count(counter, splits - 1);
     *counter = 0;  // the next launch on this stream starts after this one has ended
   }
   __syncthreads();  // with thread 0's acquire: every other split's partial is visible
@@ -160,6 +188,50 @@ __device__ __forceinline__ bool reduce_in_workspace(Accum& accum, void* workspac
 __device__ __forceinline__ void store_pair(half_t* C, int N, int M, int row, int col, float x, float y) {
   if (row >= M || col >= N) return;  // N is a multiple of 8, so col + 1 < N too
   *reinterpret_cast<__half2*>(C + (size_t)row * N + col) = __floats2half2_rn(x, y);
+}
+
+// The sliced reduction, REDUCE = 2 (the CTA's threads all call it; `accum`: the consumers' partial):
+// park the partial, count in, wait for every split of the tile (all resident: one wave), then sum this
+// split's slice of the tile's float4s over the splits in split order and store it as C, and count
+// out; the last split out zeroes both counters for the next call on the stream (it starts after
+// this launch has ended). A float4 of consumer thread t's quad q holds rows r, r + 8 of a column
+// pair, placed by that thread's MMA partition.
+template <class S, int kQuads, class Accum>
+__device__ __forceinline__ void reduce_sliced(const Accum& accum, void* workspace, int tiles, int tile, int split,
+                                              int splits, int tid, half_t* C, int M, int N, int m0, int n0) {
+  constexpr int kElems = kQuads * S::kConsumerThreads;  // float4s in one partial
+  int* const arrived = static_cast<int*>(workspace) + 2 * tile;
+  int* const departed = arrived + 1;
+  float4* const partials = reinterpret_cast<float4*>(static_cast<char*>(workspace) + counter_bytes<S>(tiles)) +
+                           size_t(tile) * splits * kElems;
+  park_partial<S, kQuads>(accum, partials + size_t(split) * kElems, tid);
+  if (tid == 0) {
+    atomicAdd(arrived, 1);
+    wait_for_count(arrived, splits);
+  }
+  __syncthreads();  // with thread 0's acquire: every split's partial is visible
+  const int per_split = (kElems + splits - 1) / splits;
+  const int end = min(kElems, (split + 1) * per_split);
+  const auto tile_coords = make_identity_tensor(make_shape(Int<S::kBM>{}, Int<S::kBN>{}));
+  for (int e = split * per_split + tid; e < end; e += S::kThreads) {
+    float4 sum = __ldcg(&partials[e]);
+    for (int r = 1; r < splits; ++r) {
+      const float4 p = __ldcg(&partials[size_t(r) * kElems + e]);
+      sum.x += p.x;
+      sum.y += p.y;
+      sum.z += p.z;
+      sum.w += p.w;
+    }
+    const int q = e / S::kConsumerThreads;
+    Tensor cC = typename S::TiledMma{}.get_thread_slice(e % S::kConsumerThreads).partition_C(tile_coords);
+    store_pair(C, N, M, m0 + get<0>(cC(4 * q)), n0 + get<1>(cC(4 * q)), sum.x, sum.y);
+    store_pair(C, N, M, m0 + get<0>(cC(4 * q + 2)), n0 + get<1>(cC(4 * q + 2)), sum.z, sum.w);
+  }
+  __syncthreads();  // this split has read every partial it needs
+  if (tid == 0 && atomicAdd(departed, 1) == splits - 1) {
+    *arrived = 0;
+    *departed = 0;
+  }
 }
 
 template <class S, class TmaA, class TmaB>
@@ -272,7 +344,11 @@ __global__ void __launch_bounds__(S::kThreads, 1)
     store_pair(C, N, M, m0 + get<0>(tCcC(4 * q + 2)), n0 + get<1>(tCcC(4 * q + 2)), v.z, v.w);
   };
   if (splits > 1) {
-    if constexpr (S::kReduceGlobal) {
+    if constexpr (S::kReduceSliced) {
+      const int tiles = int(gridDim.x * gridDim.y), tile = n_blk + int(gridDim.x) * m_blk;
+      reduce_sliced<S, kQuads>(accum, workspace, tiles, tile, split, splits, tid, C, M, N, m0, n0);
+      return;
+    } else if constexpr (S::kReduceGlobal) {
       const int tiles = int(gridDim.x * gridDim.y), tile = n_blk + int(gridDim.x) * m_blk;
       if (!reduce_in_workspace<S, kQuads>(accum, workspace, tiles, tile, split, splits, tid)) return;
     } else {
@@ -354,16 +430,51 @@ struct WgEntry {
   using TmaB = remove_cvref_t<decltype(get<1>(declval<Tmas>()))>;
   static constexpr int kSmemBytes = int(sizeof(WgStorage<S>));
 
-  static int can_implement(int M, int N, int K, int raster, int swizzle, int decomp, int splits) {
+  // The arguments alone (what the workspace's size needs; no device is asked).
+  static int check_args(int M, int N, int K, int raster, int swizzle, int decomp, int splits) {
     if (int st = check_split_k_args(M, N, K, raster, swizzle, decomp, splits, S::kBM)) return st;
     if (splits * S::kMcastA > kMaxSplits) return kCannotImplement;  // the cluster holds pair x splits
     return kSmemBytes > kMaxSmemBytes ? kCannotImplement : kOk;
   }
 
+  static int can_implement(int M, int N, int K, int raster, int swizzle, int decomp, int splits) {
+    if (int st = check_args(M, N, K, raster, swizzle, decomp, splits)) return st;
+    // The sliced reduction waits for every split of a tile: the whole grid must be resident at once.
+    const int eff = effective_splits(K, S::kBK, decomp, splits);
+    if (S::kReduceSliced && eff > 1 && long(tiles(M, N)) * eff > resident_ctas()) return kCannotImplement;
+    return kOk;
+  }
+
+  static int opt_in() {
+    static std::atomic<unsigned long long> opted_in{0};
+    return opt_in_once(opted_in, wgmma_splitk_kernel<S, TmaA, TmaB>, kSmemBytes);
+  }
+
+  // CTAs of this kernel resident at once on the current device, queried once per device (0 when
+  // the query fails: nothing is then known to fit).
+  static int resident_ctas() {
+    static std::atomic<int> known[kMaxDevices];  // static storage: zero, "not queried yet"
+    int device = 0;
+    if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kMaxDevices) {
+      (void)cudaGetLastError();
+      return 0;
+    }
+    if (const int n = known[device].load(std::memory_order_acquire)) return n;
+    int sms = 0, per_sm = 0;
+    if (opt_in() || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, wgmma_splitk_kernel<S, TmaA, TmaB>, S::kThreads,
+                                                      kSmemBytes) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return 0;
+    }
+    known[device].store(sms * per_sm, std::memory_order_release);
+    return sms * per_sm;
+  }
+
   static int workspace(int M, int N, int K, int raster, int swizzle, int decomp, int splits, size_t* bytes) {
     if (!bytes) return kInvalidArgument;
-    if (int st = can_implement(M, N, K, raster, swizzle, decomp, splits)) return st;
-    // Split-K reduces in distributed shared memory, or through the workspace (REDUCE_GLOBAL).
+    if (int st = check_args(M, N, K, raster, swizzle, decomp, splits)) return st;
+    // Split-K reduces in distributed shared memory, or through the workspace (REDUCE 1 and 2).
     *bytes = S::kReduceGlobal ? global_reduce_bytes<S>(tiles(M, N), effective_splits(K, S::kBK, decomp, splits)) : 0;
     return kOk;
   }
@@ -379,8 +490,7 @@ struct WgEntry {
     const size_t needed = S::kReduceGlobal ? global_reduce_bytes<S>(tiles(M, N), eff) : 0;
     if (needed && (!workspace || workspace_bytes < needed)) return kWorkspaceTooSmall;
     if ((uintptr_t)workspace % 16) return kInvalidArgument;  // float4 partials
-    static std::atomic<unsigned long long> opted_in{0};
-    if (int st = opt_in_once(opted_in, wgmma_splitk_kernel<S, TmaA, TmaB>, kSmemBytes)) return st;
+    if (int st = opt_in()) return st;
     auto tmas = make_tmas<S>(static_cast<const half_t*>(A), static_cast<const half_t*>(B), M, N, K);
     // With multicast the N tiles are whole pairs: an odd last one has a partner past N (its B
     // loads are zero-filled, its stores masked).

@@ -13,6 +13,9 @@ from cuda_l2_explorer.tuner.families import family_of
 from cuda_l2_explorer.tuner.native import L2X_CANNOT_IMPLEMENT, TunerError, TunerLibrary, Variant
 
 OWN_CONFIGS = [tiny.TinyConfig(64, 64, 64, 2, 2, 4), wgmma.WgmmaConfig(64, 64, 64, 8)]
+# Built beside a family's config, in the same translation unit (no second compile).
+SLICED = wgmma.WgmmaConfig(64, 64, 64, 8, reduce="sliced")
+TWINS = {OWN_CONFIGS[1]: [SLICED]}
 
 
 @pytest.fixture(scope="module", params=OWN_CONFIGS, ids=lambda c: c.family)
@@ -24,8 +27,9 @@ def built(request, tmp_path_factory) -> tuple[tiny.TinyConfig | wgmma.WgmmaConfi
         pytest.skip("nvcc not found")
     if family_of(config).needs_cutlass and build.find_cutlass() is None:
         pytest.skip("CUTLASS headers not found (CUTLASS_DIR or the nvidia-cutlass wheel)")
-    res = build.build([config], tmp_path_factory.mktemp(config.family), jobs=1, log=lambda _msg: None)
-    assert res.library is not None and res.compiled == [config.name], res.failed
+    configs = [config, *TWINS.get(config, [])]
+    res = build.build(configs, tmp_path_factory.mktemp(config.family), jobs=1, log=lambda _msg: None)
+    assert res.library is not None and res.compiled == [c.name for c in configs], res.failed
     return config, res
 
 
@@ -75,7 +79,27 @@ def test_kernels_have_internal_linkage(built) -> None:
         for line in listing.stdout.splitlines()
         if line.split(" ")[1:2] and line.split(" ")[1] in "TWVDRB" and ("l2x_" in line or "_kernel<" in line)
     ]
-    exported = {f"l2x_gemm_{config.name}{suffix}" for suffix in ("", "_workspace", "_can_implement")}
+    names = [config.name, *(twin.name for twin in TWINS.get(config, []))]
+    suffixes = ("", "_workspace", "_can_implement")
+    exported = {f"l2x_gemm_{name}{suffix}" for name in names for suffix in suffixes}
     assert exported <= set(ours)
     leaked = [name for name in ours if name not in exported and "(anonymous namespace)" not in name]
     assert not leaked, leaked[:3]
+
+
+def test_sliced_reduction_host_abi(built) -> None:
+    """The kernel's workspace arithmetic is the Python one's (two counters a tile, every split's
+    partial), asked with no device; whether a split-K launch fits in one wave needs the device, so
+    a grid no GPU holds at once cannot be implemented."""
+    config, res = built
+    if SLICED not in TWINS.get(config, []):
+        pytest.skip("the sliced reduction is the wgmma family's")
+    kern = TunerLibrary(res.library)[SLICED.name]
+    assert kern.params == SLICED.to_dict()
+    for m, n, k, splits in [(512, 512, 8192, 2), (200, 264, 4096, 4), (64, 64, 16384, 16), (64, 64, 128, 16)]:
+        effective = min(splits, -(-k // SLICED.tile_k))
+        expected = SLICED.workspace_bytes(m, n, effective)
+        assert kern.workspace_bytes(m, n, k, Variant(0, 1, 2, splits)) == expected, (m, n, k, splits)
+    assert kern.workspace_bytes(512, 512, 8192, Variant(0, 1, 1)) == 0
+    assert kern.can_implement(512, 512, 8192, Variant(0, 1, 1))  # data parallel: no reduction
+    assert not kern.can_implement(16384, 16384, 16384, Variant(0, 1, 2, 16))  # 1M CTAs: never one wave

@@ -16,16 +16,18 @@ from hypothesis import strategies as st
 
 def test_catalog_is_valid_unique_and_covers_both_b_layouts() -> None:
     cat = wgmma_catalog()
-    assert 4 <= len(cat) <= 16
+    assert 4 <= len(cat) <= 24
     assert len({c.name for c in cat}) == len(cat)
     for c in cat:
-        assert re.fullmatch(r"wgsk_\d+x\d+x\d+_s\d+_b[nk](_mc2)?(_rg)?", c.name), c.name
+        assert re.fullmatch(r"wgsk_\d+x\d+x\d+_s\d+_b[nk](_mc2)?(_rg|_rs)?", c.name), c.name
         assert kernel_from_dict(c.to_dict()) == c and c.user_tile() == (c.tile_m, c.tile_n)
         assert c.tile_m * c.tile_n * 4 <= c.smem_bytes() <= SMEM_BYTES_SM90  # the partial fits the buffers
     assert {c.b_major for c in cat} == {"n", "k"} and {c.tile_m for c in cat} == {64, 128}
-    # Every shape twice: reduced in the cluster and through the workspace.
+    # Every shape three times: reduced in the cluster, through the workspace by the last split, and
+    # through the workspace a slice by every split.
     by_reduce = {r: sorted(replace(c, reduce="cluster") for c in cat if c.reduce == r) for r in wgmma.REDUCES}
-    assert by_reduce["cluster"] == by_reduce["global"] and len(by_reduce["global"]) * 2 == len(cat)
+    assert by_reduce["cluster"] == by_reduce["global"] == by_reduce["sliced"]
+    assert len(by_reduce["cluster"]) * 3 == len(cat)
 
 
 def test_global_reduction_name_hash_and_workspace() -> None:
@@ -43,6 +45,22 @@ def test_global_reduction_name_hash_and_workspace() -> None:
     big = WgmmaConfig(128, 128, 64, 6, reduce="global")
     assert big.workspace_bytes(200, 264, 4) == 128 + 6 * 3 * 128 * 128 * 4
     assert (rg.max_splits, rg.threads, rg.smem_bytes()) == (one.max_splits, one.threads, one.smem_bytes())
+
+
+def test_sliced_reduction_name_and_workspace() -> None:
+    """``reduce="sliced"`` parks every split's partial (the last one's too: each split sums a slice
+    of all of them) behind two counters a tile (in, out)."""
+    rs = WgmmaConfig(64, 64, 64, 12, reduce="sliced")
+    assert rs.name == "wgsk_64x64x64_s12_bn_rs" and rs.to_dict()["reduce"] == "sliced"
+    assert kernel_from_dict(rs.to_dict()) == rs
+    others = {WgmmaConfig(64, 64, 64, 12, reduce=r).config_hash for r in ("cluster", "global")}
+    assert rs.config_hash not in others
+    assert rs.workspace_bytes(512, 512, 1) == 0
+    # 512x512 in 64x64 tiles: 64 x 2 counters (512 bytes), then 64 tiles x 2 partials of 16 KB.
+    assert rs.workspace_bytes(512, 512, 2) == 512 + 64 * 2 * 64 * 64 * 4
+    # 200x264 in 128x128 tiles: 2 x 3 tiles, 48 counter bytes padded to 128; 4 partials each.
+    big = WgmmaConfig(128, 128, 64, 6, reduce="sliced")
+    assert big.workspace_bytes(200, 264, 4) == 128 + 6 * 4 * 128 * 128 * 4
 
 
 def test_multicast_names_splits_and_hashes() -> None:
@@ -80,6 +98,7 @@ def test_name_threads_and_shared_memory() -> None:
         ({"tile_m": 64, "tile_n": 64, "multicast_a": 4}, "multicast_a"),
         ({"tile_m": 64, "tile_n": 64, "reduce": "dsmem"}, "reduce"),
         ({"tile_m": 64, "tile_n": 64, "multicast_a": 2, "reduce": "global"}, "multicast_a must be 1"),
+        ({"tile_m": 64, "tile_n": 64, "multicast_a": 2, "reduce": "sliced"}, "multicast_a must be 1"),
     ],
 )
 def test_invalid_configs_are_rejected(kwargs: dict, message: str) -> None:
@@ -98,7 +117,7 @@ _ints = st.one_of(st.integers(-4, 300), st.booleans(), st.none(), st.text(max_si
     stages=_ints,
     multicast_a=_ints,
     b_major=st.text(max_size=2),
-    reduce=st.sampled_from(["cluster", "global", "", "x"]),
+    reduce=st.sampled_from(["cluster", "global", "sliced", "", "x"]),
 )
 def test_any_parameters_give_a_valid_config_or_config_error(**kwargs: object) -> None:
     try:
@@ -116,8 +135,8 @@ def test_tu_instantiates_every_config_with_the_reduction_of_the_tiny_family() ->
     assert src == families.render_tu(list(wgmma_catalog()))
     for c in wgmma_catalog():
         b_k = "true" if c.b_major == "k" else "false"
-        rg = "true" if c.reduce == "global" else "false"
-        assert f"WgShape<{c.tile_m}, {c.tile_n}, {c.tile_k}, {c.stages}, {b_k}, {c.multicast_a}, {rg}>" in src
+        shape = f"{c.tile_m}, {c.tile_n}, {c.tile_k}, {c.stages}, {b_k}, {c.multicast_a}"
+        assert f"WgShape<{shape}, {wgmma.REDUCES.index(c.reduce)}>" in src
         assert f"L2X_API int l2x_gemm_{c.name}_can_implement(" in src
     for needle in (
         "#include <cute/tensor.hpp>",
@@ -131,6 +150,10 @@ def test_tu_instantiates_every_config_with_the_reduction_of_the_tiny_family() ->
         "atomicAdd(counter, 1)",  # the global reduction's count, and its reset for the next call
         "ld.acquire.gpu.global.b32",
         "*counter = 0;",
+        "reduce_sliced<S, kQuads>",  # the sliced reduction: every split sums a slice
+        "atomicAdd(departed, 1) == splits - 1",  # the last split out resets the counters
+        "cudaOccupancyMaxActiveBlocksPerMultiprocessor",  # its one-wave check
+        "constexpr int kReduceInCluster = 0, kReduceByLastSplit = 1, kReduceSlicedAll = 2;",
     ):
         assert needle in src, needle
     for absent in ("cudaMalloc", "Synchronize", "cudaMemset"):  # a launch allocates and waits for nothing

@@ -21,7 +21,7 @@ persistent kernels accept 0 or 1) and ``splits`` (split-K factor; 1 otherwise).
 The workspace (``_workspace`` says how many bytes; none is read when it says 0) must be zeroed
 when it is allocated and then given to this kernel alone (one per kernel and stream): a kernel may
 keep counters there that each call leaves at zero for the next (the wgmma family's
-``reduce="global"``), so no call needs a memset.
+``reduce="global"`` and ``"sliced"``), so no call needs a memset.
 
 The source is cutlass/sm90_gemm.cuh (the launcher every config shares) and
 cutlass/sm90_gemm_kernel.cuh (one collective-builder instantiation). The launcher allocates

@@ -87,8 +87,8 @@ def multicast_a(params: Mapping[str, Any]) -> int:
 
 def partials_in_memory(params: Mapping[str, Any]) -> bool:
     """Whether split-K partials meet in global memory (CUTLASS; the wgmma family's
-    ``reduce="global"``) rather than in one cluster's distributed shared memory."""
-    return family_of(params).split_partials_in_memory or params.get("reduce") == "global"
+    ``reduce="global"`` and ``"sliced"``) rather than in one cluster's distributed shared memory."""
+    return family_of(params).split_partials_in_memory or params.get("reduce", "cluster") != "cluster"
 
 
 def cluster_size(params: Mapping[str, Any], splits: int) -> int:

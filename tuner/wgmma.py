@@ -22,6 +22,12 @@ wgmma from TMA and reduces the splits on chip, the tiny family's way:
   a (1, 1, splits) cluster launch places CTAs so that neighbouring tiles' identical loads are no
   longer merged before the L2 (the TMA probe, session 16: the same stream 15.2 us plain, 26.0 us
   launched as clusters; L2 reads 138 against 200 MB).
+- ``reduce = "sliced"`` launches no cluster either, and spreads the sum: every split parks its
+  partial and counts itself in, waits for all of the tile's splits (the grid must be one wave, all
+  of it resident at once: ``can_implement`` checks it on the device), sums its 1/splits slice of
+  the tile over every partial in split order and stores that slice of C; the last split out resets
+  the tile's two counters. Why: the global reduction's last split reads the other splits - 1
+  partials alone (240 KB for a 64x64 tile in 16 splits, ~2 us of one SM's L2 bandwidth).
 
 The CUDA source is cutlass/sm90_wgmma_splitk.cuh (every config) and sm90_wgmma_splitk_kernel.cuh
 (one instantiation), with the C ABI of tuner/emit.py. Runtime arguments as the tiny family:
@@ -53,7 +59,8 @@ TILE_MS: tuple[int, ...] = (64, 128)  # one or two consumer warpgroups
 TILE_NS: tuple[int, ...] = (64, 128, 256)  # wgmma N; B's 128-byte swizzle atom is 64 columns wide
 TILE_KS: tuple[int, ...] = (64, 128)  # whole 128-byte swizzle rows of A
 MULTICASTS: tuple[int, ...] = (1, 2)  # CTAs along N sharing each A tile
-REDUCES: tuple[str, ...] = ("cluster", "global")  # where split-K partials meet: DSMEM or the workspace
+# Where split-K partials meet: DSMEM, or the workspace summed by the last split or by every split.
+REDUCES: tuple[str, ...] = ("cluster", "global", "sliced")
 FLAG_ALIGN = 128  # the workspace's per-tile counters come first, padded so the partials stay aligned
 BARRIER_BYTES = 1024  # mbarriers and alignment beside the pipeline buffers
 
@@ -68,7 +75,7 @@ class WgmmaConfig(ConfigRecord):
     stages: int = 4
     b_major: BMajor = "n"
     multicast_a: int = 1
-    reduce: Literal["cluster", "global"] = "cluster"
+    reduce: Literal["cluster", "global", "sliced"] = "cluster"
     family: Literal["sm90_wgmma_splitk"] = "sm90_wgmma_splitk"
 
     def __post_init__(self) -> None:
@@ -78,13 +85,13 @@ class WgmmaConfig(ConfigRecord):
     def name(self) -> str:
         """Stable identifier, a valid C identifier suffix (``l2x_gemm_<name>``)."""
         mc = f"_mc{self.multicast_a}" if self.multicast_a > 1 else ""
-        rg = "_rg" if self.reduce == "global" else ""
-        return f"wgsk_{self.tile_m}x{self.tile_n}x{self.tile_k}_s{self.stages}_b{self.b_major}{mc}{rg}"
+        reduce = {"cluster": "", "global": "_rg", "sliced": "_rs"}[self.reduce]
+        return f"wgsk_{self.tile_m}x{self.tile_n}x{self.tile_k}_s{self.stages}_b{self.b_major}{mc}{reduce}"
 
     @property
     def max_splits(self) -> int:
         """Splits a tile can take: the cluster (multicast pair x splits) holds at most 16 CTAs (the
-        global reduction keeps the same bound: its last split reads every other one's partial)."""
+        global reductions keep the same bound: a tile's splits read each other's partials)."""
         return MAX_SPLITS // self.multicast_a
 
     def to_dict(self) -> dict[str, object]:
@@ -99,12 +106,14 @@ class WgmmaConfig(ConfigRecord):
 
     def workspace_bytes(self, m: int, n: int, splits: int) -> int:
         """What ``l2x_gemm_<name>_workspace`` returns for ``splits`` effective splits (the kernel's
-        arithmetic): the tiles' counters, then every split but the last one's fp32 partial."""
+        arithmetic): the tiles' counters (two a tile when sliced), then the fp32 partials of every
+        split but the last (sliced: of every split)."""
         if self.reduce == "cluster" or splits == 1:
             return 0
+        sliced = self.reduce == "sliced"
         tiles = -(-m // self.tile_m) * -(-n // self.tile_n)
-        flags = -(-tiles * 4 // FLAG_ALIGN) * FLAG_ALIGN
-        return flags + tiles * (splits - 1) * self.tile_m * self.tile_n * 4
+        flags = -(-tiles * (2 if sliced else 1) * 4 // FLAG_ALIGN) * FLAG_ALIGN
+        return flags + tiles * (splits if sliced else splits - 1) * self.tile_m * self.tile_n * 4
 
     @property
     def threads(self) -> int:
@@ -124,8 +133,8 @@ def validate(cfg: WgmmaConfig) -> None:
     )
     if cfg.reduce not in REDUCES:
         raise ConfigError(f"reduce must be one of {REDUCES}, got {cfg.reduce!r}")
-    if cfg.reduce == "global" and cfg.multicast_a != 1:
-        raise ConfigError("reduce='global' launches no cluster: multicast_a must be 1")
+    if cfg.reduce != "cluster" and cfg.multicast_a != 1:
+        raise ConfigError(f"reduce={cfg.reduce!r} launches no cluster: multicast_a must be 1")
     if not 2 <= cfg.stages <= 12:
         raise ConfigError(f"stages must be in 2..12, got {cfg.stages}")
     if cfg.smem_bytes() > SMEM_BYTES_SM90:
@@ -150,9 +159,10 @@ def wgmma_catalog() -> list[WgmmaConfig]:
     and 128x256x64 at 4 stages, 64x128x64 at 6 (slower everywhere: too few CTAs or bytes in
     flight); the 8-stage and 128x128 configs with ``multicast_a=2`` (slower than their twins at
     all 120 deep-K configs searched, 1.09-1.25x: the L2's output does not bound these kernels).
-    Each comes twice: its splits reduced in one cluster's distributed shared memory, and through
-    the workspace with no cluster launched (``reduce="global"``, session 16: the cluster launch
-    itself cost 10.8 us of a 15.2 us stream at 512x512x12288 in 64x64 x 2 tiles).
+    Each comes three times: its splits reduced in one cluster's distributed shared memory, and
+    through the workspace with no cluster launched (``reduce="global"``, session 16: the cluster
+    launch itself cost 10.8 us of a 15.2 us stream at 512x512x12288 in 64x64 x 2 tiles), by the
+    last split or by every split a slice (``reduce="sliced"``).
     """
     shapes = [
         WgmmaConfig(64, 64, 64, 8),
@@ -163,7 +173,7 @@ def wgmma_catalog() -> list[WgmmaConfig]:
         WgmmaConfig(128, 128, 64, 6),
         WgmmaConfig(128, 128, 64, 6, b_major="k"),
     ]
-    cat = shapes + [replace(c, reduce="global") for c in shapes]
+    cat = shapes + [replace(c, reduce=reduce) for reduce in REDUCES[1:] for c in shapes]
     names = [c.name for c in cat]
     assert len(set(names)) == len(names), "duplicate names in the wgmma catalog"
     return cat
@@ -186,7 +196,7 @@ def render_kernel(cfg: WgmmaConfig) -> str:
         stages=cfg.stages,
         b_k_major="true" if cfg.b_major == "k" else "false",
         mcast_a=cfg.multicast_a,
-        reduce_global="true" if cfg.reduce == "global" else "false",
+        reduce=REDUCES.index(cfg.reduce),  # the template's REDUCE: kReduceInCluster, ...
     ) + entry_points(cfg.name)
 
 

@@ -8,8 +8,9 @@ harness's rule against torch's own fp16 GEMM. Each variant runs twice in a row, 
 "workspace" full of 0xFF bytes that every kernel and shape shares (a caller's buffer that other
 kernels dirtied): split-K in a cluster needs none and must not read it; the second run must give
 the same bits (the splits are summed in rank order). A kernel that reduces its splits through the
-workspace (wgmma ``reduce="global"``) gets its own, sized as tuner/wgmma.py computes it, zeroed
-where its counters are and 0xFF past them, and must leave the counters at zero.
+workspace (wgmma ``reduce="global"`` and ``"sliced"``) gets its own, sized as tuner/wgmma.py
+computes it, zeroed where its counters are and 0xFF past them, and must leave the counters at
+zero. The sliced reduction takes a split-K launch only when the whole grid is resident at once.
 """
 
 from __future__ import annotations
@@ -112,7 +113,10 @@ def test_own_kernel_correct_twice(name: str, shape: tuple[int, int, int], worksp
         if splits > max_splits:
             assert not kern.can_implement(m, n, k, v), f"{name} {shape} {v.label}: a cluster over 16 CTAs"
             continue
-        assert kern.can_implement(m, n, k, v), f"{name} {shape} {v.label}"
+        fits = _fits_one_wave(kern, m, n, k, splits)
+        assert kern.can_implement(m, n, k, v) == fits, f"{name} {shape} {v.label}: one wave {fits}"
+        if not fits:
+            continue
         ws, ws_bytes, counters = _workspace_for(kern, m, n, k, v, workspace)
         runs = []
         for attempt in range(2):
@@ -130,6 +134,21 @@ def test_own_kernel_correct_twice(name: str, shape: tuple[int, int, int], worksp
         assert torch.equal(runs[0], runs[1]), f"{name} {shape} {v.label}: not deterministic"
 
 
+SMEM_PER_SM = 228 << 10  # sm_90: shared memory per SM, of which 1 KB a CTA is reserved
+
+
+def _fits_one_wave(kern, m: int, n: int, k: int, splits: int) -> bool:
+    """Whether the sliced reduction can take the launch (every other kernel: always)."""
+    if kern.params.get("reduce") != "sliced" or splits == 1:
+        return True
+    cfg = kernel_from_dict(kern.params)
+    effective = min(splits, -(-k // cfg.tile_k))
+    tiles = -(-m // cfg.tile_m) * -(-n // cfg.tile_n)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    resident = sms * (SMEM_PER_SM // (cfg.smem_bytes() + 1024))
+    return effective == 1 or tiles * effective <= resident
+
+
 def _workspace_for(kern, m: int, n: int, k: int, v: Variant, shared):
     """(buffer, bytes, counter bytes) for one call: the shared dirty buffer where the kernel needs
     none, else its own: counters zeroed, the partials' region 0xFF (written before it is read)."""
@@ -143,7 +162,8 @@ def _workspace_for(kern, m: int, n: int, k: int, v: Variant, shared):
     if need == 0:
         return shared, WORKSPACE_BYTES, 0
     tiles = -(-m // cfg.tile_m) * -(-n // cfg.tile_n)
-    counters = -(-tiles * 4 // wgmma.FLAG_ALIGN) * wgmma.FLAG_ALIGN
+    per_tile = 2 if cfg.reduce == "sliced" else 1  # in and out, or in
+    counters = -(-tiles * per_tile * 4 // wgmma.FLAG_ALIGN) * wgmma.FLAG_ALIGN
     ws = torch.full((need,), 0xFF, device="cuda", dtype=torch.uint8)
     ws[:counters] = 0
     return ws, need, counters
@@ -153,7 +173,7 @@ def _workspace_for(kern, m: int, n: int, k: int, v: Variant, shared):
 def test_own_global_reduction_needs_its_workspace(name: str) -> None:
     """Split-K through the workspace refuses a missing or short one (kWorkspaceTooSmall)."""
     kern = _kernel(name)
-    if kern.params.get("reduce") != "global":
+    if kern.params.get("reduce") not in ("global", "sliced"):
         pytest.skip("reduces in a cluster")
     m, n, k = 256, 512, 8192
     a, b, *_ = _problem(m, n, k)
