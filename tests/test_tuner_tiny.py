@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
+from config_strategies import FIELD_VALUES
 from cuda_l2_explorer.tuner import build, emit, families, tiny
 from cuda_l2_explorer.tuner.catalog import ConfigError, KernelConfig, first_catalog
 from cuda_l2_explorer.tuner.config import SMEM_BYTES_SM90
@@ -102,17 +103,14 @@ def test_invalid_configs_are_rejected(kwargs: dict, message: str) -> None:
         TinyConfig(**kwargs)
 
 
-_ints = st.one_of(st.integers(-4, 300), st.booleans(), st.none(), st.text(max_size=2))
-
-
 @settings(max_examples=300, deadline=None)
 @given(
-    tile_m=_ints,
-    tile_n=_ints,
-    tile_k=_ints,
-    warps_m=_ints,
-    warps_n=_ints,
-    stages=_ints,
+    tile_m=FIELD_VALUES,
+    tile_n=FIELD_VALUES,
+    tile_k=FIELD_VALUES,
+    warps_m=FIELD_VALUES,
+    warps_n=FIELD_VALUES,
+    stages=FIELD_VALUES,
     b_major=st.text(max_size=2),
 )
 def test_any_parameters_give_a_valid_config_or_config_error(**kwargs: object) -> None:

@@ -6,6 +6,7 @@ import re
 from dataclasses import replace
 
 import pytest
+from config_strategies import FIELD_VALUES
 from cuda_l2_explorer.tuner import families, wgmma
 from cuda_l2_explorer.tuner.config import SMEM_BYTES_SM90, ConfigError
 from cuda_l2_explorer.tuner.families import kernel_from_dict
@@ -106,16 +107,13 @@ def test_invalid_configs_are_rejected(kwargs: dict, message: str) -> None:
         WgmmaConfig(**kwargs)
 
 
-_ints = st.one_of(st.integers(-4, 300), st.booleans(), st.none(), st.text(max_size=2))
-
-
 @settings(max_examples=300, deadline=None)
 @given(
-    tile_m=_ints,
-    tile_n=_ints,
-    tile_k=_ints,
-    stages=_ints,
-    multicast_a=_ints,
+    tile_m=FIELD_VALUES,
+    tile_n=FIELD_VALUES,
+    tile_k=FIELD_VALUES,
+    stages=FIELD_VALUES,
+    multicast_a=FIELD_VALUES,
     b_major=st.text(max_size=2),
     reduce=st.sampled_from(["cluster", "global", "sliced", "", "x"]),
 )
