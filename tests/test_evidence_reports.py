@@ -2,6 +2,7 @@
 lives in db/), and the store packer round-trips a store file."""
 
 import importlib.util
+import json
 import sys
 from pathlib import Path
 
@@ -63,3 +64,29 @@ def test_store_pack_round_trip_and_side_by_side_times(tmp_path):
     assert [r[3] for r in rows] == ["cuBLAS-nn", "cuBLAS-tn", "kernel", "torch.matmul"]
     assert all(r[:3] == (256, 512, 1024) and r[4] == pytest.approx(r[5]) for r in rows)
     assert dict((r[3], r[4]) for r in rows)["kernel"] == pytest.approx(10.0)
+
+
+def test_store_from_bundle_gives_a_server_run_what_it_reuses(tmp_path):
+    """A store made of the bundled offline run holds, as the store's own rows (what a device call
+    with --no-bundled reads), its cuBLASLt choices and launcher audits for every config."""
+    copy = _script("benchmarks/harness/v3/store_from_bundle.py")
+    with Store.open(tmp_path / "any.duckdb", with_bundled=True, read_only=True) as bundled:
+        run, gpu, params = bundled.con.execute(
+            "SELECT run_id, gpu, params FROM all_runs WHERE kind = 'bench' AND mode = 'offline' "
+            "AND json_extract_string(params, '$.harness_version') = '3' ORDER BY started_at DESC LIMIT 1"
+        ).fetchone()
+    out = tmp_path / "grid.duckdb"
+    counts = copy.copy_runs(out, [run[:8]])
+    assert counts["runs"] == 1 and counts["run_configs"] > 0 and counts["kernels"] > 0
+    with Store.open(out, with_bundled=False) as store:
+        row = store.con.execute("SELECT set_id, cublas, params FROM runs").fetchone()
+        set_id, cublas, own_params = row
+        assert own_params is not None
+        settings = json.loads(params)
+        choices = reads.autotune_choices(store, gpu, settings["accumulator"], cublas, settings["l2"])
+        audits = reads.offline_audits(store, gpu, set_id, settings["kernels"], ["sync_per_call"])
+        assert len(choices) == counts["run_configs"] and len(audits) == counts["run_configs"]
+    with pytest.raises(SystemExit, match="exists"):
+        copy.copy_runs(out, [run[:8]])
+    with pytest.raises(SystemExit, match="not in the bundled dataset"):
+        copy.copy_runs(tmp_path / "other.duckdb", ["ffffffff"])
