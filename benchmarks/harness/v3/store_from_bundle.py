@@ -4,7 +4,8 @@ launcher audits from the store): the local store that a call carries when the on
 
     python benchmarks/harness/v3/store_from_bundle.py OUT.duckdb RUN_ID_PREFIX...
 
-Each run brings its rows of every run-keyed table, with the kernel sets, kernels and GPUs they name.
+Each run brings its rows of every run-keyed table; the kernel sets, kernels, GPUs and published
+rows of the dataset come along (a few MB), the other runs do not.
 """
 
 from __future__ import annotations
@@ -12,47 +13,32 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from cuda_l2_explorer.db import bundled
-from cuda_l2_explorer.db.store import Store, sql_literal
+from cuda_l2_explorer.db import bundled, writes
+from cuda_l2_explorer.db.store import Store
 
-RUN_TABLES = ("runs", "measurements", "samples", "audit_findings", "run_configs", "search_log")
+COUNTED = ("runs", "measurements", "samples", "audit_findings", "run_configs", "search_log", "kernels")
 
 
 def copy_runs(out: Path, prefixes: list[str]) -> dict[str, int]:
-    files = bundled.table_files(bundled.default_dir())
+    """The bundled dataset into a new store file ``out`` (writes.load_bundled), less every run whose
+    id starts with none of ``prefixes`` (writes.delete_runs); rows per table."""
     if out.exists():
         raise SystemExit(f"{out} exists: the copy starts from a new store")
     store = Store.open(out, with_bundled=False, views=False)
-    con = store.con
-    runs_file = sql_literal(str(files["runs"]))
-    runs = [
-        row[0]
-        for prefix in prefixes
-        for row in con.execute(
-            f"SELECT run_id FROM read_parquet({runs_file}) WHERE starts_with(run_id, ?)", [prefix]
-        ).fetchall()
-    ]
-    missing = [p for p in prefixes if not any(r.startswith(p) for r in runs)]
-    if missing:
-        raise SystemExit(f"not in the bundled dataset: {', '.join(missing)}")
-    con.execute("CREATE TEMP TABLE wanted AS SELECT unnest(?::VARCHAR[]) AS run_id", [runs])
-    counts: dict[str, int] = {}
-    with store.transaction():
-        for table in RUN_TABLES:
-            if table in files:
-                source = f"read_parquet({sql_literal(str(files[table]))})"
-                wanted = "run_id IN (SELECT run_id FROM wanted)"
-                con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM {source} WHERE {wanted}")
-        sets = "SELECT set_id FROM runs WHERE set_id IS NOT NULL"
-        for table, where in (
-            ("kernel_sets", f"set_id IN ({sets})"),
-            ("kernels", f"set_id IN ({sets})"),
-            ("gpus", "gpu IN (SELECT gpu FROM runs UNION SELECT gpu FROM kernel_sets)"),
-        ):
-            source = f"read_parquet({sql_literal(str(files[table]))})"
-            con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM {source} WHERE {where}")
-        for table in (*RUN_TABLES, "kernel_sets", "kernels", "gpus"):
-            counts[table] = con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+    try:
+        with store.transaction():
+            writes.load_bundled(store, bundled.table_files(bundled.default_dir()))
+            runs = [run for (run,) in store.con.execute("SELECT run_id FROM main.runs").fetchall()]
+            missing = [p for p in prefixes if not any(run.startswith(p) for run in runs)]
+            if missing:
+                raise SystemExit(f"not in the bundled dataset: {', '.join(missing)}")
+            writes.delete_runs(store, [run for run in runs if not run.startswith(tuple(prefixes))])
+        count = "SELECT count(*) FROM main.{}"
+        counts = {table: store.con.execute(count.format(table)).fetchone()[0] for table in COUNTED}
+    except BaseException:
+        store.close()
+        out.unlink(missing_ok=True)  # no half-made store left behind
+        raise
     store.close()
     return counts
 
