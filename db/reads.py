@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
 from cuda_l2_explorer.db.errors import NotFoundError, UsageError
@@ -436,6 +436,15 @@ def autotune_choices(
     return choices
 
 
+def _kernel_identity(entry: Mapping[str, Any] | None) -> Any:
+    """A run's kernel entry with its library named by the file alone: a library's file name is its
+    content hash (tuner/build.py), the folder it was built or unpacked in says nothing."""
+    library = (entry or {}).get("library")
+    if not library or "path" not in library:
+        return entry
+    return {**entry, "library": {**library, "path": PurePath(library["path"]).name}}
+
+
 def offline_audits(
     store: Store, gpu: str, set_id: str | None, kernels: Mapping[str, Any], codes: Sequence[str]
 ) -> dict[Shape, dict[str, Any]]:
@@ -454,7 +463,11 @@ def offline_audits(
     audits: dict[Shape, dict[str, Any]] = {}
     for run_id, params in runs:  # later runs overwrite earlier ones
         ran = json.loads(params).get("kernels") or {}
-        same = {key for key, entry in kernels.items() if entry and ran.get(key) == entry}
+        same = {
+            key
+            for key, entry in kernels.items()
+            if entry and _kernel_identity(ran.get(key)) == _kernel_identity(entry)
+        }
         if not same:
             continue
         measured = store.con.execute(

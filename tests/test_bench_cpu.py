@@ -297,6 +297,40 @@ def test_server_mode_keeps_the_offline_audit_of_the_same_kernel(db_path):
     assert summary["audit_reused"] == 1 and found == [(128, "sync_per_call")]
 
 
+def test_a_library_unpacked_in_another_folder_keeps_its_offline_audit(db_path):
+    """A library's file is named by its content (tuner/build.py), not by the folder it was built
+    or unpacked in: the same file elsewhere is the same kernel and keeps the offline run's audit;
+    another library's kernel of the same name is audited again."""
+
+    def in_library(path: str) -> KernelEntry:
+        return KernelEntry(
+            library={"path": path, "kernel": "sm90_128x128x64_c1x1_pp_ps_sauto_bn", "variant": {}}
+        )
+
+    shapes = [Shape(128, 64, 64), Shape(128, 128, 64)]
+    offline = _plan(shapes)
+    offline.kernels = {s: in_library("/tmp/tb/lib/libl2x_tuner-aaaa.so") for s in shapes}
+    server = _plan(shapes)
+    server.settings = ProtocolSettings(mode="server", samples=3)
+    server.kernels = {
+        shapes[0]: in_library("/home/someone/build/lib/libl2x_tuner-aaaa.so"),
+        shapes[1]: in_library("/tmp/tb/lib/libl2x_tuner-bbbb.so"),
+    }
+    with Store.open(db_path) as store:
+        _set_row(store)
+    offline_id, _ = runner.run_plan(_opener(db_path), offline, "test")
+    run_id, summary = runner.run_plan(_opener(db_path), server, "test")
+    with Store.open(db_path) as store:
+        reuse = {
+            (r["m"], r["n"]): json.loads(r["details"])["audit_reuse"]
+            for r in store.query(
+                "SELECT m, n, details FROM run_configs WHERE run_id = ?", [run_id]
+            ).to_dicts()
+        }
+    assert reuse[128, 64] == {"run_id": offline_id, "findings": [["sync_per_call", "planted"]]}
+    assert reuse[128, 128] is None and summary["audit_reused"] == 1
+
+
 def test_a_worker_that_kept_device_memory_is_replaced(db_path):
     """A worker whose memory stayed allocated after a job says so and exits; the next config
     runs in a fresh process, and nothing is lost or marked failed."""

@@ -15,7 +15,7 @@ from cuda_l2_explorer.tuner.catalog import ConfigError, KernelConfig, first_cata
 from sm90a_compiles import TUNER_CONFIG
 
 # Update deliberately when the template changes (and re-run the GPU correctness test).
-GOLDEN_SMOKE_TU_SHA256 = "011d17c2ca031c14bc41847cef9a43e22a280ffc71c41e68277981c6fe8f0cdd"
+GOLDEN_SMOKE_TU_SHA256 = "54af1dc5dfccd1ac72053de4a8e7b25171010af88510df7a3cfb9b34d5513627"
 
 
 # ---------------------------------------------------------------------------- catalog

@@ -63,6 +63,19 @@ def test_built_library_host_abi(built) -> None:
     assert exc.value.status == L2X_CANNOT_IMPLEMENT  # B not 16-byte aligned
 
 
+def test_the_library_is_named_by_its_contents_not_its_folder(built, tmp_path) -> None:
+    """The same objects linked in another folder give a library of the same name: the name is what
+    a store's measurements and reused audits refer to, and a rebuild elsewhere (the device's /tmp,
+    another checkout) must match it."""
+    config, res = built
+    elsewhere = tmp_path / "elsewhere"
+    shutil.copytree(res.library.parent.parent / "obj", elsewhere / "obj")
+    again = build.build([config, *TWINS.get(config, [])], elsewhere, jobs=1, log=lambda _msg: None)
+    assert all(unit.cached for unit in again.units)
+    assert again.library is not None and again.library.parent == elsewhere / "lib"
+    assert again.library.name == res.library.name
+
+
 def test_kernels_have_internal_linkage(built) -> None:
     """Only the C ABI is global: an exported package, a torch extension and the library may hold
     the same instantiation in one process, and a weak global kernel symbol resolves to another

@@ -304,9 +304,11 @@ def build(
     meta = {"nvcc": nv_ver, "cutlass": cutlass_ver, "gencode": " ".join(GENCODE)}
     registry = render_registry([by_name[n] for n in compiled], meta)
     objs = sorted({str(r.obj) for r in good})
-    link_key = hashlib.sha256(json.dumps([objs, registry, LINK_FLAGS], sort_keys=True).encode()).hexdigest()[
-        :20
-    ]
+    # Named by what goes in, not where it lies: each object's name is its TU's content key, so the
+    # same sources built in another folder (another machine's cache, the device's /tmp) link to
+    # the same name, which is what a store's measurements and audits refer to.
+    linked = [sorted(Path(o).name for o in objs), registry, LINK_FLAGS]
+    link_key = hashlib.sha256(json.dumps(linked, sort_keys=True).encode()).hexdigest()[:20]
     lib_dir = out / "lib"
     lib = lib_dir / f"{LIB_STEM}-{link_key}.so"
     if not lib.exists():

@@ -18,6 +18,12 @@
 #include <atomic>
 #include <cuda_runtime.h>
 
+// wgmma's N widths that are no power of two nor 96/192 (144, 160, 176, ...): without this the
+// collective builder makes an N=160 tile of five 64x32x16 instructions, each reading the whole A
+// tile from shared memory again: 4x the wgmma issues, shared-memory bound, 1.4x the time of a
+// 128x128 tile (H100, 2026-11-25, benchmarks/tuner/h100-2026-11-25-s19/).
+#define CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED
+
 #include "cute/tensor.hpp"
 #include "cutlass/cutlass.h"
 #include "cutlass/numeric_types.h"
