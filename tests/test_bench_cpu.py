@@ -272,6 +272,13 @@ def test_server_mode_keeps_the_offline_auto_tuning_choice(db_path):
     assert summary["autotune_reused"] == 1 and metrics.to_list() == ["isolated_call"]
 
 
+def _audit_reuse(db_path, run_id: str) -> dict[tuple[int, int, int], dict | None]:
+    """Per config of a run, the offline audit it kept (None: it audited the launcher itself)."""
+    with Store.open(db_path) as store:
+        rows = store.query("SELECT m, n, k, details FROM run_configs WHERE run_id = ?", [run_id]).to_dicts()
+    return {(r["m"], r["n"], r["k"]): json.loads(r["details"])["audit_reuse"] for r in rows}
+
+
 def test_server_mode_keeps_the_offline_audit_of_the_same_kernel(db_path):
     """The launcher audit observes the launcher, not the mode: a server run takes the audit of an
     offline run that measured the very same kernel (findings included) and audits the others."""
@@ -284,16 +291,13 @@ def test_server_mode_keeps_the_offline_audit_of_the_same_kernel(db_path):
         _set_row(store)
     offline_id, _ = runner.run_plan(_opener(db_path), offline, "test")
     run_id, summary = runner.run_plan(_opener(db_path), server, "test")
+    reuse = _audit_reuse(db_path, run_id)
     with Store.open(db_path) as store:
-        reuse = {
-            r["m"]: json.loads(r["details"])["audit_reuse"]
-            for r in store.query("SELECT m, details FROM run_configs WHERE run_id = ?", [run_id]).to_dicts()
-        }
         found = store.query(
             "SELECT m, finding FROM audit_findings WHERE run_id = ? AND implementation = 'kernel'", [run_id]
         ).rows()
-    assert reuse[128] == {"run_id": offline_id, "findings": [["sync_per_call", "planted"]]}
-    assert reuse[64] is None and reuse[256] is None
+    assert reuse[128, 64, 64] == {"run_id": offline_id, "findings": [["sync_per_call", "planted"]]}
+    assert reuse[64, 64, 64] is None and reuse[256, 64, 64] is None
     assert summary["audit_reused"] == 1 and found == [(128, "sync_per_call")]
 
 
@@ -320,15 +324,9 @@ def test_a_library_unpacked_in_another_folder_keeps_its_offline_audit(db_path):
         _set_row(store)
     offline_id, _ = runner.run_plan(_opener(db_path), offline, "test")
     run_id, summary = runner.run_plan(_opener(db_path), server, "test")
-    with Store.open(db_path) as store:
-        reuse = {
-            (r["m"], r["n"]): json.loads(r["details"])["audit_reuse"]
-            for r in store.query(
-                "SELECT m, n, details FROM run_configs WHERE run_id = ?", [run_id]
-            ).to_dicts()
-        }
-    assert reuse[128, 64] == {"run_id": offline_id, "findings": [["sync_per_call", "planted"]]}
-    assert reuse[128, 128] is None and summary["audit_reused"] == 1
+    reuse = _audit_reuse(db_path, run_id)
+    assert reuse[128, 64, 64] == {"run_id": offline_id, "findings": [["sync_per_call", "planted"]]}
+    assert reuse[128, 128, 64] is None and summary["audit_reused"] == 1
 
 
 def test_a_worker_that_kept_device_memory_is_replaced(db_path):

@@ -10,7 +10,6 @@
 #    wgsk kernel of this library) against torch.matmul and three cuBLASLt baselines.
 set -u
 S14=benchmarks/tuner/h100-2026-11-24-s14
-S13=benchmarks/tuner/h100-2026-11-24-s13
 mkdir -p "$OUT/p" "$OUT/ab" /tmp/tb
 cp -r .carry/s19/wglib /tmp/tb/lib
 OUT=$OUT/p TESTS="tuner_own" TEST_TIMEOUT=200 TUNE_FILE=$S14/call1_configs.txt TUNE_ARGS="--no-measure" \
@@ -20,15 +19,7 @@ lib=$(ls -t /tmp/tb/lib/*.so | head -1)
 mkdir -p /tmp/s19 && tar xzf "$OUT/p/stores.tar.gz" -C /tmp/s19
 (cd $S14 && python3 multicast_vs_single.py /tmp/s19/tune.duckdb _rs _rg) 2>&1 | tee "$OUT/ab/rs_vs_rg.txt"
 (cd $S14 && python3 multicast_vs_single.py /tmp/s19/tune.duckdb _rs) 2>&1 | tee "$OUT/ab/rs_vs_cluster.txt"
-PICKS=$(python3 $S13/make_picks.py /tmp/s19/tune.duckdb kernels/h100_F32F16F16F32/manifest.json "$OUT/ab/picks")
-echo "changed picks: $(echo "$PICKS" | tr ',' '\n' | grep -c _)"
-each=$(( (570 - SECONDS) / 4 ))
-for which in oldpicks newpicks oldpicks newpicks; do
-  [ $each -lt 15 ] && break
-  python3 -m cuda_l2_explorer --no-bundled bench --db "$OUT/ab/picks.duckdb" --library "$lib" --progress none --json \
-    --set "$OUT/ab/picks/$which/h100_F32F16F16F32" --set-name $which --mnk "$PICKS" --time-budget $each \
-    --baselines torch.matmul,cuBLASLt-heuristic-nn,cuBLASLt-heuristic-tn,cuBLASLt-auto-tuning-nn >>"$OUT/ab/picks.json" 2>>"$OUT/ab/picks.log"
-  echo "$which: exit $? at $SECONDS s" | tee -a "$OUT/ab/device.txt"
-done
+# (Ran with this step written out in full; benchmarks/tuner/ab_picks.sh is the same loop, shared.)
+bash benchmarks/tuner/ab_picks.sh /tmp/s19/tune.duckdb "$lib" "$OUT/ab" $((570 - SECONDS))
 tar czf "$OUT/p.tar.gz" -C "$OUT" p && rm -rf "$OUT/p"
 tar czf "$OUT/ab.tar.gz" -C "$OUT" ab && rm -rf "$OUT/ab"
