@@ -292,12 +292,17 @@ def measure(
     return results
 
 
-# cuBLASLt auto-tuning (SPEC §6) screens every heuristic candidate with a few short samples, then
-# times the closest few again. A candidate whose screen median is more than FINAL_MARGIN above the
-# best one's is not a contender: in the H100 grid of 2026-11-24 (run 19c57c82, 2000 tunings of ~8
-# candidates) dropping those from the final changed 8 of 2000 choices by more than 1% (at most
-# 2.5%, geomean 1.0001) and, a lone contender needing no final, timed 3278 finalists instead of
-# 6000 (benchmarks/harness/v3/h100-throughput-2026-11-25/finalists_replay.py).
+# cuBLASLt auto-tuning (SPEC §6) screens every correct heuristic candidate with SCREEN_SAMPLES
+# short samples of the run's own metric (graph-replayed device time unless timing is eager), then
+# times the closest few again with FINAL_SAMPLES and keeps the fastest (worker.autotune). Screening
+# all candidates at full length cost ~3 s a config; in the H100 grid of 2026-11-24 (2000 tunings,
+# ~8 candidates each) the kept algorithm was the screen's first at 84%, second 11%, third 4.4%.
+# A candidate whose screen median is more than FINAL_MARGIN above the best one's is not a
+# contender: in that grid (run 19c57c82) dropping those from the final changed 8 of 2000 choices
+# by more than 1% (at most 2.5%, geomean 1.0001) and, a lone contender needing no final, timed
+# 3278 finalists instead of 6000 (benchmarks/harness/v3/h100-throughput-2026-11-25/finalists_replay.py).
+SCREEN_SAMPLES = 3
+FINAL_SAMPLES = 5
 FINALISTS = 3
 FINAL_MARGIN = 0.02
 

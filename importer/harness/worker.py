@@ -46,6 +46,8 @@ from cuda_l2_explorer.importer.harness.graph import (
 )
 from cuda_l2_explorer.importer.harness.messages import Result
 from cuda_l2_explorer.importer.harness.protocol import (
+    FINAL_SAMPLES,
+    SCREEN_SAMPLES,
     ProtocolSettings,
     classify_correctness,
     measure,
@@ -430,15 +432,6 @@ class Reference:
         return math.sqrt(err_sq / ref_sq) if ref_sq > 0 else math.inf
 
 
-# cuBLASLt auto-tuning (SPEC §6): every heuristic candidate is screened with a few short samples
-# of graph-replayed device time; the contenders among the fastest few (protocol.tuning_finalists)
-# are then timed with FINAL_SAMPLES samples and the fastest of those is kept. Screening all
-# candidates at full length cost ~3 s a config. In the H100 grid of 2026-11-24 (2000 tunings, ~8
-# candidates each) the kept algorithm was the screen's first at 84%, second 11%, third 4.4%.
-SCREEN_SAMPLES = 3
-FINAL_SAMPLES = 5
-
-
 def autotune(
     torch,
     impls: Implementations,
@@ -448,7 +441,9 @@ def autotune(
     floor_s: float = 0.0,
     reuse: int | None = None,
 ) -> dict | None:
-    """Choose the cuBLASLt auto-tuning algorithm of ``layout``; alias it in ``impls``.
+    """Choose the cuBLASLt auto-tuning algorithm of ``layout``; alias it in ``impls``: a screen of
+    every correct candidate, then a final of its contenders (the rule and its constants are the
+    protocol's: SCREEN_SAMPLES, FINAL_SAMPLES, tuning_finalists).
 
     ``reuse``: the algorithm an earlier offline run chose for this config (same GPU, cuBLAS and
     accumulator); when it is still offered and correct it is kept without timing (server mode).
