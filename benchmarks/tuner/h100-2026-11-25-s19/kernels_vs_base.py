@@ -7,15 +7,14 @@ K <= 1024 and M, N >= 2048 (where call 6 found cuBLASLt's odd tiles winning).
 
 from __future__ import annotations
 
-import math
 import sys
 from collections import defaultdict
+from pathlib import Path
 
 import duckdb
 
-
-def geomean(xs: list[float]) -> float:
-    return math.exp(sum(map(math.log, xs)) / len(xs))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "harness" / "v3"))
+from rotation_ab import geomean  # the evidence scripts' shared geomean, as picks_ab.py
 
 
 def main(path: str, base: str) -> None:

@@ -6,10 +6,13 @@ and cold L2 differ).
     python compare_runs.py STORE NEW_RUN_PREFIX OLD_RUN_PREFIX
 """
 
-import math
 import sys
+from pathlib import Path
 
 import duckdb
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from rotation_ab import geomean  # the evidence scripts' shared geomean
 
 L2_BYTES = 50 * 1024 * 1024  # H100 SXM
 
@@ -42,10 +45,6 @@ def main(store: str, new: str, old: str) -> None:
             if speedups:
                 figure = f"{geomean(speedups):.3f} over {len(speedups)}"
                 print(f"  ours over the best baseline, {label:11} {run}: {figure}")
-
-
-def geomean(values: list[float]) -> float:
-    return math.exp(sum(map(math.log, values)) / len(values))
 
 
 def fits_half_l2(shape: tuple[int, int, int]) -> bool:
