@@ -34,5 +34,6 @@ CALL8 = [
 
 if __name__ == "__main__":
     CONFIGS = {"call7": CALL7, "call8": CALL8}[sys.argv[2]]
-    res = build(CONFIGS, Path(sys.argv[1]), per_tu=1, jobs=2, log=lambda line: print(line, file=sys.stderr, flush=True))
-    print(json.dumps({"library": str(res.library), "failed": sorted(res.failed), "seconds": round(res.seconds, 1)}))
+    res = build(CONFIGS, Path(sys.argv[1]), per_tu=1, jobs=2, log=lambda line: print(line, file=sys.stderr))
+    summary = {"library": str(res.library), "failed": sorted(res.failed), "seconds": round(res.seconds, 1)}
+    print(json.dumps(summary))
