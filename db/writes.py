@@ -301,10 +301,12 @@ def upsert_kernel_set(
     root: str,
     description: str | None = None,
 ) -> None:
-    """A kernel set, named after ``set_id``'s first part; a set already stored keeps all but its folder."""
+    """A kernel set, named after ``set_id``'s first part; a set already stored keeps all but its
+    folder and, when a new one is given, its description (where its files came from)."""
     store.con.execute(
         "INSERT INTO main.kernel_sets (set_id, name, gpu, accumulator, origin, root, description) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (set_id) DO UPDATE SET root = excluded.root",
+        "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (set_id) DO UPDATE SET root = excluded.root, "
+        "description = coalesce(excluded.description, description)",
         [set_id, set_id.split("/")[0], gpu, accumulator, origin, root, description],
     )
 

@@ -33,6 +33,10 @@ class FetchOptions:
     retries: int = 3  # extra attempts after the first, transient faults only
     backoff_s: float = 0.5  # first wait; doubles each retry
     max_bytes: int = 64 * 1024 * 1024
+    # Hosts a redirect may lead to besides the URL's own (a GitHub archive: api.github.com sends
+    # the body from codeload.github.com); never from https down to http.
+    redirect_hosts: frozenset[str] = frozenset()
+    expect: str = "a CSV"  # what the body should be, for the message when a server sends a web page
 
 
 def is_url(text: str) -> bool:
@@ -170,13 +174,15 @@ _REDIRECTS = {301, 302, 303, 307, 308}
 MAX_REDIRECTS = 5
 
 
-def _redirect_target(url: str, location: str) -> str:
-    """Follow a redirect only on the same host and never from https down to http."""
+def _redirect_target(url: str, location: str, allowed_hosts: frozenset[str] = frozenset()) -> str:
+    """Follow a redirect only on the same host (or to one of ``allowed_hosts``) and never from
+    https down to http."""
     from urllib.parse import urljoin, urlparse
 
     target = urljoin(url, location)
     old, new = urlparse(url), urlparse(target)
-    if new.hostname != old.hostname or new.port != old.port:
+    same_host = new.hostname == old.hostname and new.port == old.port
+    if not same_host and new.hostname not in allowed_hosts:
         raise IOFailure(
             f"refusing a redirect to another host ({new.hostname}): {url}; import that URL directly"
         )
@@ -224,7 +230,7 @@ def _get(client, url: str, options: FetchOptions, progress: ProgressCallback | N
             break
         location = response.headers.get("location", "")
         response.close()
-        url = _redirect_target(url, location)
+        url = _redirect_target(url, location, options.redirect_hosts)
     else:
         raise IOFailure(f"download failed: more than {MAX_REDIRECTS} redirects: {original}")
     try:
@@ -234,7 +240,7 @@ def _get(client, url: str, options: FetchOptions, progress: ProgressCallback | N
             raise IOFailure(f"download failed: HTTP {response.status_code} {response.reason_phrase}: {url}")
         content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
         if content_type in {"text/html", "application/xhtml+xml"}:
-            raise BadInputError(f"not a CSV: the server sent {content_type}: {url}")
+            raise BadInputError(f"not {options.expect}: the server sent {content_type}: {url}")
         declared = response.headers.get("content-length")
         total = int(declared) if declared and declared.isdigit() and len(declared) < 20 else None
         if total is not None and total > options.max_bytes:

@@ -66,6 +66,37 @@ def add_shape_choice(parser: argparse.ArgumentParser, mnk_help: str) -> None:
     )
 
 
+def add_download_options(parser: argparse.ArgumentParser, timeout_s: float, max_bytes: int) -> None:
+    """--timeout, --retries and --max-bytes of a command that reads files or URLs."""
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=timeout_s,
+        metavar="S",
+        help="time limit of one download attempt, headers and body (or of reading a pipe) "
+        f"(default {timeout_s:g})",
+    )
+    parser.add_argument(
+        "--retries", type=int, default=3, metavar="N", help="retries on transient network faults (default 3)"
+    )
+    parser.add_argument(
+        "--max-bytes",
+        type=int,
+        default=max_bytes,
+        metavar="N",
+        help=f"size limit per input (default {max_bytes >> 20} MiB)",
+    )
+
+
+def download_options(args: argparse.Namespace):
+    """The FetchOptions the download options ask for (UsageError for values out of range)."""
+    from cuda_l2_explorer.engine.imports import FetchOptions
+
+    if args.timeout <= 0 or args.retries < 0 or args.max_bytes <= 0:
+        raise UsageError("--timeout and --max-bytes must be positive and --retries not negative")
+    return FetchOptions(timeout_s=args.timeout, retries=args.retries, max_bytes=args.max_bytes)
+
+
 def store_path(args: argparse.Namespace) -> Path | None:
     return Path(args.db).expanduser() if args.db else None
 

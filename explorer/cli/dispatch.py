@@ -12,6 +12,7 @@ from pathlib import Path
 from cuda_l2_explorer.cli import (
     bench,
     export,
+    import_kernels,
     import_results,
     info,
     lookup,
@@ -25,7 +26,7 @@ from cuda_l2_explorer.cli.common import EXIT_CODES_HELP, PROG, Parser, add_store
 from cuda_l2_explorer.db.errors import EXIT_INTERRUPTED, ExplorerError, IOFailure
 
 # The order of `--help`.
-MODULES = (overview, info, sets, import_results, bench, runs, stats, lookup, export, tune)
+MODULES = (overview, info, sets, import_results, import_kernels, bench, runs, stats, lookup, export, tune)
 
 
 class _VersionAction(argparse.Action):

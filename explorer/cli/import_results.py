@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import argparse
 
-from cuda_l2_explorer.cli.common import add_format, command_line, say, store_path
+from cuda_l2_explorer.cli.common import (
+    add_download_options,
+    add_format,
+    command_line,
+    download_options,
+    say,
+    store_path,
+)
 from cuda_l2_explorer.db.errors import UsageError
 
 NAME = "import-results"
@@ -24,23 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--mode", choices=("offline", "server"), help="default: from the file name")
     p.add_argument("--set-name", default=None, help="kernel set name (default: cuda-l2)")
-    p.add_argument(
-        "--timeout",
-        type=float,
-        default=30.0,
-        metavar="S",
-        help="time limit of one download attempt, headers and body (or of reading a pipe) (default 30)",
-    )
-    p.add_argument(
-        "--retries", type=int, default=3, metavar="N", help="retries on transient network faults (default 3)"
-    )
-    p.add_argument(
-        "--max-bytes",
-        type=int,
-        default=64 * 1024 * 1024,
-        metavar="N",
-        help="size limit per input (default 64 MiB)",
-    )
+    add_download_options(p, timeout_s=30.0, max_bytes=64 << 20)
     add_format(p)
 
 
@@ -48,7 +39,6 @@ def run(args: argparse.Namespace) -> int:
     from cuda_l2_explorer.cli.output import emit
     from cuda_l2_explorer.cli.progress import ProgressBar
     from cuda_l2_explorer.engine.imports import (
-        FetchOptions,
         import_published,
         load_published,
         open_store_for_import,
@@ -63,9 +53,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--upstream-base needs --upstream")
     if not sources:
         raise UsageError("import-results: give PATH_OR_URL arguments or --upstream")
-    if args.timeout <= 0 or args.retries < 0 or args.max_bytes <= 0:
-        raise UsageError("--timeout and --max-bytes must be positive and --retries not negative")
-    options = FetchOptions(timeout_s=args.timeout, retries=args.retries, max_bytes=args.max_bytes)
+    options = download_options(args)
     loaded = []
     for origin in sources:
         bar = ProgressBar(

@@ -32,6 +32,10 @@ class ProgressBar:
             return
         self._last = now
         rate = done / max(now - self._start, 1e-6)
+        if self.jsonl:  # the app's live run reads steps: bytes as steps, the size in the detail
+            size = f"{done / 1e6:.1f}" + (f"/{total / 1e6:.1f}" if total else "") + " MB"
+            self._write_record(done, total or done, size, None, 0)
+            return
         if total:
             frac = done / total
             bar = "#" * int(frac * 30)
@@ -59,16 +63,7 @@ class ProgressBar:
             return
         self._last = now
         if self.jsonl:
-            record = {
-                "label": self.label,
-                "done": done,
-                "total": total,
-                "detail": detail,
-                "eta_s": eta_s,
-                "failed": failed,
-            }
-            sys.stderr.write(json.dumps(record) + "\n")
-            sys.stderr.flush()
+            self._write_record(done, total, detail, eta_s, failed)
             return
         frac = done / total if total else 1.0
         eta = "" if eta_s is None else f" ETA {int(eta_s // 60)}m{int(eta_s % 60):02d}s"
@@ -77,3 +72,15 @@ class ProgressBar:
         sys.stderr.write("\r" + text[:150].ljust(100))
         sys.stderr.flush()
         self._drawn = True
+
+    def _write_record(self, done: int, total: int, detail: str, eta_s: float | None, failed: int) -> None:
+        record = {
+            "label": self.label,
+            "done": done,
+            "total": total,
+            "detail": detail,
+            "eta_s": eta_s,
+            "failed": failed,
+        }
+        sys.stderr.write(json.dumps(record) + "\n")
+        sys.stderr.flush()

@@ -20,6 +20,7 @@ from cuda_l2_explorer.db.shapes import ROTATION_CAP, Shape, grid_shapes, parse_m
 from cuda_l2_explorer.db.store import Store
 from cuda_l2_explorer.db.views import BASELINES
 from cuda_l2_explorer.engine.feedback import SILENT, Feedback
+from cuda_l2_explorer.engine.imports import SetFolder, kernel_set_folder, looks_like_archive
 from cuda_l2_explorer.engine.library import library_entries, library_path, record_set
 
 CUTLASS_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"](cutlass|cute)/', re.MULTILINE)
@@ -65,7 +66,7 @@ class BenchRequest:
     """A benchmark as ``bench`` takes it (the app's Bench pane runs the CLI)."""
 
     store_path: Path | None = None
-    set_: str | None = None  # a kernel set folder, or a stored set's name or id
+    set_: str | None = None  # a kernel set folder, archive, URL, or a stored set's name or id
     set_name: str | None = None  # the name to store a folder's set under (default: its parent)
     choice: ShapeChoice = field(default_factory=ShapeChoice)
     mode: str = "offline"
@@ -134,17 +135,25 @@ def _check_baselines(chosen: tuple[str, ...]) -> tuple[str, ...]:
     return chosen
 
 
-def _resolve_set_dir(set_: str | None, store_path: Path | None) -> Path | None:
+def _resolve_set(set_: str | None, store_path: Path | None, feedback: Feedback) -> SetFolder | None:
+    """The set's folder: a folder as given; an archive (file or URL) or a GitHub repository
+    fetched and unpacked; else a stored set's folder by name or id."""
     if set_ is None:
         return None
     candidate = Path(set_).expanduser()
+    if candidate.is_dir():
+        return SetFolder(candidate, None, None)
+    if looks_like_archive(set_):
+        return kernel_set_folder(set_, feedback=feedback)
     if candidate.exists():
-        return candidate
+        return SetFolder(candidate, None, None)  # scan_set says why it is no set
     with Store.open(store_path, read_only=True) as store:
         folders = reads.set_folders(store, set_)
     if len(folders) != 1:
-        raise NotFoundError(f"--set {set_!r} is neither a folder nor one known kernel set with a folder")
-    return Path(folders[0])
+        raise NotFoundError(
+            f"--set {set_!r} is neither a folder, an archive, a URL nor one known kernel set with a folder"
+        )
+    return SetFolder(Path(folders[0]), None, None)
 
 
 def find_resume(
@@ -179,7 +188,8 @@ def run_bench(request: BenchRequest, feedback: Feedback = SILENT) -> BenchRun:
     settings = _settings(request)
     baselines = _check_baselines(request.baselines)
     store_path = request.store_path
-    set_dir = _resolve_set_dir(request.set_, store_path)
+    resolved = _resolve_set(request.set_, store_path, feedback)
+    set_dir = resolved.path if resolved is not None else None
     if set_dir is not None and (set_dir / "manifest.json").is_file():
         return _run_manifest_set(request, settings, baselines, set_dir, feedback)
     scan = scan_set(set_dir) if set_dir is not None else None
@@ -190,7 +200,7 @@ def run_bench(request: BenchRequest, feedback: Feedback = SILENT) -> BenchRun:
     gpus = _gpus(request)
     set_id = None
     if scan is not None:
-        name = request.set_name or scan.root.parent.name or "set"
+        name = request.set_name or resolved.name or scan.root.parent.name or "set"
         set_id = f"{name}/{scan.device}_{scan.accumulator}"
     resume = find_resume(store_path, request.resume, set_id, settings.mode)
     pending = shapes
@@ -216,7 +226,7 @@ def run_bench(request: BenchRequest, feedback: Feedback = SILENT) -> BenchRun:
     return measure_in_batches(
         plan,
         pending,
-        lambda batch: _build(request, scan, set_id, batch, feedback),
+        lambda batch: _build(request, scan, set_id, batch, feedback, resolved.description),
         build_batch_size(_build_slots(request)),
         resume,
         lambda batch_plan, batch_resume: run_plan(
@@ -343,9 +353,17 @@ def _run_manifest_set(
     return run
 
 
-def _build(request: BenchRequest, scan, set_id: str, shapes: list[Shape], feedback: Feedback) -> dict:
+def _build(
+    request: BenchRequest,
+    scan,
+    set_id: str,
+    shapes: list[Shape],
+    feedback: Feedback,
+    description: str | None = None,
+) -> dict:
     """Build the set's kernels for ``shapes`` (parallel, cached; the store is not held meanwhile)
-    and record them in the store in one short transaction."""
+    and record them in the store in one short transaction (``description``: where the set's
+    files came from, for a downloaded one)."""
     from cuda_l2_explorer.importer.harness.build import build_all, make_config
     from cuda_l2_explorer.importer.harness.plan import KernelEntry
     from cuda_l2_explorer.importer.kernelset import padded_shape
@@ -374,7 +392,9 @@ def _build(request: BenchRequest, scan, set_id: str, shapes: list[Shape], feedba
     origin = "imported"
     entries = {}
     with Store.open(request.store_path, with_bundled=False, views=False) as store, store.transaction():
-        writes.upsert_kernel_set(store, set_id, scan.device, scan.accumulator, origin, str(scan.root))
+        writes.upsert_kernel_set(
+            store, set_id, scan.device, scan.accumulator, origin, str(scan.root), description
+        )
         for f in files:
             result = results[f.path]
             pad = padded_shape(f.shape, f.pad) if f.pad else None

@@ -13,11 +13,14 @@ T = TypeVar("T")
 
 
 class Bar(Protocol):
-    """A progress bar over steps (configs done of a total), closed when the work ends."""
+    """A progress bar over steps (configs done of a total) or bytes (a download), closed when the
+    work ends."""
 
     def steps(
         self, done: int, total: int, detail: str = "", eta_s: float | None = None, failed: int = 0
     ) -> None: ...
+
+    def bytes(self, done: int, total: int | None) -> None: ...
 
     def close(self) -> None: ...
 
@@ -26,6 +29,9 @@ class _NoBar:
     def steps(
         self, done: int, total: int, detail: str = "", eta_s: float | None = None, failed: int = 0
     ) -> None:
+        pass
+
+    def bytes(self, done: int, total: int | None) -> None:
         pass
 
     def close(self) -> None:
