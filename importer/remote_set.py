@@ -254,12 +254,12 @@ def _zip_members(data: bytes) -> Iterator[_Member]:
         raise BadInputError(f"broken zip archive ({exc})") from exc
     with archive:
         for info in archive.infolist():
-            mode = info.external_attr >> 16
+            kind_bits = stat.S_IFMT(info.external_attr >> 16)  # 0 when the zip does not say
             if info.is_dir():
                 kind = "dir"
-            elif stat.S_ISLNK(mode):
+            elif kind_bits == stat.S_IFLNK:
                 kind = "link (not followed)"
-            elif mode and not stat.S_ISREG(mode):
+            elif kind_bits and kind_bits != stat.S_IFREG:
                 kind = "not a regular file"
             elif info.flag_bits & 0x1:
                 kind = "encrypted (skipped)"
@@ -307,12 +307,10 @@ def _unpack(data: bytes, dest: Path, limits: UnpackLimits) -> tuple[int, int, li
             if member.kind == "dir":
                 target.mkdir(parents=True, exist_ok=True)
                 continue
-            total += member.size
-            if total > limits.max_bytes:
+            if total + member.size > limits.max_bytes:
                 raise BadInputError(f"archive unpacks to more than {limits.max_bytes} bytes (the limit)")
             target.parent.mkdir(parents=True, exist_ok=True)
-            written = _copy_member(member, target, limits.max_bytes - (total - member.size))
-            total += written - member.size
+            total += _copy_member(member, target, limits.max_bytes - total)
             files += 1
         except (NotADirectoryError, FileExistsError, IsADirectoryError) as exc:
             skipped.append((member.name, f"clashes with another member ({exc.strerror})"))
@@ -489,7 +487,8 @@ def one_set(fetched: FetchedSets) -> Path:
     if len(fetched.folders) == 1:
         return fetched.folders[0]
     choices = ", ".join(fetched.relative(f) for f in fetched.folders)
-    example = fetched.source.with_subpath(fetched.relative(fetched.folders[0]))
+    fp32 = [f for f in fetched.folders if f.name.endswith("_F32F16F16F32")]  # the default accumulator
+    example = fetched.source.with_subpath(fetched.relative((fp32 or fetched.folders)[0]))
     raise UsageError(
         f"{fetched.source.text} holds {len(fetched.folders)} kernel sets ({choices}): pick one with "
         f"'#PATH' (e.g. {example}), or store them all with `cuda-l2-explorer import-kernels`"

@@ -43,6 +43,8 @@ def _isolated_env(monkeypatch, tmp_path):
     monkeypatch.setenv("CUDA_L2_EXPLORER_NO_BUNDLED", "1")
     monkeypatch.delenv("CUDA_L2_EXPLORER_DEBUG", raising=False)
     monkeypatch.setenv("CUDA_L2_EXPLORER_LOCK_WAIT_S", "0.3")  # lock tests fail fast
+    monkeypatch.setenv("CUDA_L2_EXPLORER_SET_CACHE", str(tmp_path / "set-cache"))  # unpacked archives
+    monkeypatch.delenv("CUDA_L2_EXPLORER_GITHUB_API", raising=False)
 
 
 @pytest.fixture
