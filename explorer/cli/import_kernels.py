@@ -52,8 +52,10 @@ def run(args: argparse.Namespace) -> int:
     )
     for s in imported:
         say(args, f"stored {s.set_id}: {s.kernels} kernel file{'' if s.kernels == 1 else 's'} in {s.folder}")
-    first = next((s for s in imported if s.accumulator == "F32F16F16F32"), imported[0])
-    say(args, f"measure it with: cuda-l2-explorer bench --set {first.set_id} --grid --mode offline")
+    which = imported[0].set_id if len(imported) == 1 else "SET_ID"
+    say(args, f"measure it with: cuda-l2-explorer bench --set {which} --grid --mode offline")
+    if len(imported) > 1:
+        say(args, "(SET_ID: the set above for your GPU and accumulator)")
     emit(
         [
             {
