@@ -296,12 +296,17 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(404, b"not found", "text/plain")
 
 
-@pytest.fixture
-def server(monkeypatch):
-    _Handler.hits = []
-    with loopback_server(_Handler) as url:
-        monkeypatch.setenv("CUDA_L2_EXPLORER_GITHUB_API", f"{url}/api")
+@pytest.fixture(scope="module")
+def _server_url():
+    with loopback_server(_Handler) as url:  # one server for the module: each shutdown costs 0.5 s
         yield url
+
+
+@pytest.fixture
+def server(_server_url, monkeypatch):
+    _Handler.hits = []
+    monkeypatch.setenv("CUDA_L2_EXPLORER_GITHUB_API", f"{_server_url}/api")
+    return _server_url
 
 
 def _kernel_sets(db_path: Path) -> list[tuple]:
