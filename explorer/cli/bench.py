@@ -102,6 +102,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="parallel kernel builds here (with --cluster, the cluster's worker threads instead)",
     )
     p.add_argument(
+        "--per-unit",
+        type=int,
+        default=None,
+        metavar="N",
+        help="an imported set's kernel files compiled N to a translation unit, where they can share "
+        "one: torch's headers are then parsed once for them (default 4; 1: each file alone)",
+    )
+    p.add_argument(
         "--library", metavar="PATH", help="our kernel library, for a set with a manifest.json (loaded: code)"
     )
     p.add_argument(
@@ -111,6 +119,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="progress on stderr: a bar on a terminal, JSON lines, or nothing",
     )
     add_format(p)
+
+
+def _per_unit(value: int | None) -> int:
+    from cuda_l2_explorer.db.errors import UsageError
+    from cuda_l2_explorer.importer.harness.build_units import DEFAULT_PER_UNIT
+
+    if value is None:
+        return DEFAULT_PER_UNIT
+    if value < 1:
+        raise UsageError("--per-unit must be at least 1")
+    return value
 
 
 def run(args: argparse.Namespace) -> int:
@@ -137,6 +156,7 @@ def run(args: argparse.Namespace) -> int:
         timing=args.timing,
         seed=args.seed,
         jobs=args.jobs,
+        per_unit=_per_unit(args.per_unit),
         library=args.library,
         command_line=command_line(args),
     )

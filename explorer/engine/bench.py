@@ -22,6 +22,7 @@ from cuda_l2_explorer.db.views import BASELINES
 from cuda_l2_explorer.engine.feedback import SILENT, Feedback
 from cuda_l2_explorer.engine.imports import SetFolder, kernel_set_folder, looks_like_archive
 from cuda_l2_explorer.engine.library import library_entries, library_path, record_set
+from cuda_l2_explorer.importer.harness.build_units import DEFAULT_PER_UNIT
 
 CUTLASS_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"](cutlass|cute)/', re.MULTILINE)
 
@@ -84,6 +85,7 @@ class BenchRequest:
     timing: str = "graph"  # offline: "graph" (device time) or "eager" (issue-bound, harness 2's way)
     seed: int = 0
     jobs: int = 2  # parallel kernel builds here (with a cluster, its workers' threads)
+    per_unit: int = DEFAULT_PER_UNIT  # an imported set's files compiled in one translation unit
     library: str | None = None  # our compiled kernel library, for a set with a manifest.json
     command_line: str = "cuda-l2-explorer bench"
 
@@ -227,7 +229,7 @@ def run_bench(request: BenchRequest, feedback: Feedback = SILENT) -> BenchRun:
         plan,
         pending,
         lambda batch: _build(request, scan, set_id, batch, feedback, resolved.description),
-        build_batch_size(_build_slots(request)),
+        build_batch_size(_build_slots(request), request.per_unit),
         resume,
         lambda batch_plan, batch_resume: run_plan(
             batch_plan, batch_resume, store_path, request.command_line, feedback
@@ -235,10 +237,11 @@ def run_bench(request: BenchRequest, feedback: Feedback = SILENT) -> BenchRun:
     )
 
 
-def build_batch_size(jobs: int) -> int:
-    """Configs built per batch: one round of the parallel nvcc jobs (an imported set's kernel
-    takes ~2 minutes of one core to compile), then measured before the next batch is built."""
-    return max(8, jobs)
+def build_batch_size(jobs: int, per_unit: int = 1) -> int:
+    """Configs built per batch: one round of the parallel nvcc jobs, each a translation unit of
+    up to ``per_unit`` files (an imported set's file takes ~2 minutes of one core alone, nearly
+    all of it torch's headers), then measured before the next batch is built."""
+    return max(8, jobs * max(1, per_unit))
 
 
 def _build_slots(request: BenchRequest) -> int:
@@ -384,6 +387,7 @@ def _build(
             progress=lambda done, total: bar.steps(done, total),
             config=config,
             cluster=request.cluster,
+            per_unit=request.per_unit,
         )
     finally:
         bar.close()

@@ -54,7 +54,7 @@ from typing import Any
 
 from cuda_l2_explorer.db.errors import NoGPUError, UsageError
 from cuda_l2_explorer.importer.cluster import client_for, map_unordered, worker_name
-from cuda_l2_explorer.importer.harness import toolchain
+from cuda_l2_explorer.importer.harness import build_units, toolchain
 from cuda_l2_explorer.importer.kernelset import KernelFile
 
 BUILD_FORMAT = 1  # bump when the cache layout or the wrapper's contract changes
@@ -88,6 +88,8 @@ _MODULE_PLACEHOLDER = "@MODULE@"
 # absolute path, @FUNCTION@ its entry point, @MODULE@ the module name. The file comes first, as if
 # it were compiled on its own.
 WRAPPER_TEMPLATE = (files("cuda_l2_explorer.importer.harness") / "csrc" / "kernel_wrapper.cpp.in").read_text()
+# Its Python binding alone: what a unit of several files (build_units) repeats for each file.
+BINDING_TEMPLATE = WRAPPER_TEMPLATE[WRAPPER_TEMPLATE.index("PYBIND11_MODULE") :]
 
 # Device labels of the reference layout (and a few more) to the arch a kernel is compiled for.
 DEVICE_ARCH: dict[str, str] = {
@@ -560,6 +562,8 @@ class CompileRecord:
     reason: str = ""
     command: tuple[str, ...] = ()
     built_on: str = ""
+    wrapper: str = ""  # the unit's translation unit when built with other files ('' alone)
+    unit: tuple[str, ...] = ()  # the keys of the files built in that unit, this one's included
 
 
 def _failed(reason: str, log: str = "", seconds: float = 0.0) -> CompileRecord:
@@ -591,6 +595,40 @@ def _compile_in(work: Path, task: BuildTask, config: BuildConfig, runner: _Proce
         (work / WRAPPER).write_text(render_wrapper(source, task.function, module))
     except ValueError as exc:
         return _failed(str(exc))
+    record = _run_nvcc(work, config, runner, module)
+    if record.module is not None and not _holds(source, task.text):
+        return _failed(f"{task.source} changed while it was being built", record.log, record.seconds)
+    return record
+
+
+def _compile_unit_in(
+    work: Path, tasks: Sequence[BuildTask], config: BuildConfig, runner: _ProcessRunner
+) -> CompileRecord:
+    """Several files in one translation unit (build_units): one module with each file's own."""
+    unit = []
+    for task in tasks:
+        traits = build_units.shareable(task.text.decode("utf-8", errors="replace"))
+        if traits is None:
+            return _failed(f"{task.source} cannot share a translation unit")
+        unit.append(
+            build_units.UnitFile(str(_source_for(task, work)), task.function, traits, module_name(task.key))
+        )
+    try:
+        wrapper = build_units.render_unit(unit, BINDING_TEMPLATE)
+    except ValueError as exc:
+        return _failed(str(exc))
+    (work / WRAPPER).write_text(wrapper)
+    record = _run_nvcc(work, config, runner, module_name(tasks[0].key))
+    changed = next(
+        (t.source for t, f in zip(tasks, unit, strict=True) if not _holds(Path(f.source), t.text)), None
+    )
+    if record.module is not None and changed is not None:
+        return _failed(f"{changed} changed while it was being built", record.log, record.seconds)
+    return replace(record, wrapper=wrapper, unit=tuple(t.key for t in tasks))
+
+
+def _run_nvcc(work: Path, config: BuildConfig, runner: _ProcessRunner, module: str) -> CompileRecord:
+    """nvcc on ``work``'s wrapper into ``module``.so, in ``work``."""
     output = work / f"{module}.so"
     cmd = compile_command(config, WRAPPER, output.name, module)  # relative to ``work``, nvcc's cwd
     env = dict(os.environ, TMPDIR=str(work))  # nvcc's intermediates go with the build folder
@@ -603,29 +641,54 @@ def _compile_in(work: Path, task: BuildTask, config: BuildConfig, runner: _Proce
         first = next((ln.strip() for ln in log.splitlines() if "error" in ln.lower()), "")
         why = f"nvcc failed (exit status {status})" + (f": {first}" if first else "")
         return _failed(why[:300], log or why, seconds)
-    if not _holds(source, task.text):
-        return _failed(f"{task.source} changed while it was being built", log, seconds)
     return CompileRecord(output.read_bytes(), trim_log(log), seconds, command=tuple(cmd))
+
+
+def _in_build_folder(
+    scratch: Path | None, key: str, compile_in: Callable[[Path], CompileRecord]
+) -> CompileRecord:
+    """``compile_in(folder)`` in a fresh folder under ``scratch`` (the system's temporary folder
+    when None), removed when done."""
+    try:
+        if scratch is not None:
+            scratch.mkdir(parents=True, exist_ok=True)
+        work = Path(tempfile.mkdtemp(prefix=f".tmp-{key[:16]}-", dir=scratch))
+    except OSError as exc:
+        where = scratch or tempfile.gettempdir()
+        return _failed(f"cannot make a build folder in {where}: {exc.strerror or exc}")
+    try:
+        return compile_in(work)
+    except OSError as exc:
+        return _failed(f"build folder error: {exc.strerror or exc}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def compile_task(
     task: BuildTask, config: BuildConfig, runner: _ProcessRunner, scratch: Path | None = None
 ) -> CompileRecord:
-    """Compile one build in a fresh folder under ``scratch`` (the system's temporary folder when
-    None), removed when done: the module comes back as bytes, for the driver to cache."""
-    try:
-        if scratch is not None:
-            scratch.mkdir(parents=True, exist_ok=True)
-        work = Path(tempfile.mkdtemp(prefix=f".tmp-{task.key[:16]}-", dir=scratch))
-    except OSError as exc:
-        where = scratch or tempfile.gettempdir()
-        return _failed(f"cannot make a build folder in {where}: {exc.strerror or exc}")
-    try:
-        return _compile_in(work, task, config, runner)
-    except OSError as exc:
-        return _failed(f"build folder error: {exc.strerror or exc}")
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+    """Compile one build in a fresh folder: the module comes back as bytes, for the driver to cache."""
+    return _in_build_folder(scratch, task.key, lambda work: _compile_in(work, task, config, runner))
+
+
+def compile_unit(
+    tasks: Sequence[BuildTask], config: BuildConfig, runner: _ProcessRunner, scratch: Path | None = None
+) -> list[CompileRecord]:
+    """One record per task: several files compiled in one translation unit, or, for one file or
+    a unit that fails, each file on its own (its log then says why it was built alone)."""
+    if len(tasks) == 1:
+        return [compile_task(tasks[0], config, runner, scratch)]
+    together = _in_build_folder(
+        scratch, tasks[0].key, lambda work: _compile_unit_in(work, tasks, config, runner)
+    )
+    if together.module is not None or runner.cancelled:
+        return [together] * len(tasks)
+    note = f"built alone: the unit of {len(tasks)} files failed ({together.reason})"
+    alone = []
+    for task in tasks:
+        record = compile_task(task, config, runner, scratch)
+        alone.append(replace(record, log=f"{note}\n{record.log}"))
+    return alone
 
 
 def _worker_config(config: BuildConfig) -> BuildConfig:
@@ -639,15 +702,16 @@ def _worker_config(config: BuildConfig) -> BuildConfig:
     return replace(config, nvcc=nvcc, cutlass=cutlass)
 
 
-def compile_on_worker(task: BuildTask, config: BuildConfig) -> CompileRecord:
-    """A cluster task: one build with the driver's config (the arch and flags of the GPU the
-    kernels are for, not a guess of this worker's) and this worker's own nvcc and CUTLASS."""
+def compile_on_worker(tasks: Sequence[BuildTask], config: BuildConfig) -> list[CompileRecord]:
+    """A cluster task: one unit of builds (:func:`compile_unit`) with the driver's config (the arch
+    and flags of the GPU the kernels are for, not a guess of this worker's) and this worker's own
+    nvcc and CUTLASS."""
     name = worker_name()
     try:
         own = _worker_config(config)
     except ToolchainError as exc:
-        return replace(_failed(f"{name}: {exc}"), built_on=name)
-    return replace(compile_task(task, own, _ProcessRunner()), built_on=name)
+        return [replace(_failed(f"{name}: {exc}"), built_on=name)] * len(tasks)
+    return [replace(r, built_on=name) for r in compile_unit(tasks, own, _ProcessRunner())]
 
 
 @dataclass
@@ -707,7 +771,8 @@ def _discard(entry: Path, cache: Path, key: str) -> None:
 
 
 def _meta(task: BuildTask, record: CompileRecord, config: BuildConfig, entry: Path) -> dict[str, Any]:
-    """build.json: how the entry was made, its command naming the files where they now lie."""
+    """build.json: how the entry was made, its command naming the files where they now lie (a
+    unit's module is named after its first file: the command names that one)."""
     here = {WRAPPER, f"{module_name(task.key)}.so"}
     return {
         "key": task.key,
@@ -724,15 +789,24 @@ def _meta(task: BuildTask, record: CompileRecord, config: BuildConfig, entry: Pa
         "cutlass": None if config.cutlass is None else asdict(config.cutlass),
         "ndebug": config.ndebug,
         "built_on": record.built_on or None,  # a cluster worker's name; None: the driver
+        # Built in one translation unit with these files (keys; this one's included): the module
+        # holds their kernels too and runs this file's; the seconds are the unit's.
+        "unit": list(record.unit) or None,
         "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
 
 
 def _store(
-    task: BuildTask, record: CompileRecord, config: BuildConfig, cache: Path, force: bool
+    task: BuildTask,
+    record: CompileRecord,
+    config: BuildConfig,
+    cache: Path,
+    force: bool,
+    same_module: Path | None = None,
 ) -> BuildResult:
     """Keep a compiled module in the cache: its entry is written in a temporary folder and renamed
-    into place whole. Only the driver writes here, whichever machine compiled."""
+    into place whole. Only the driver writes here, whichever machine compiled. ``same_module``: an
+    entry's module with these very bytes (a unit's first file), linked instead of copied."""
     if record.module is None:
         return _failure(record.reason, record.log, record.seconds, task.key)
     module = module_name(task.key)
@@ -744,9 +818,10 @@ def _store(
         return _failure(f"cannot write the build cache {cache}: {exc.strerror or exc}", key=task.key)
     try:
         so = tmp / f"{module}.so"
-        so.write_bytes(record.module)
-        so.chmod(0o755)  # as nvcc writes it
-        (tmp / WRAPPER).write_text(render_wrapper(task.source, task.function, module))
+        if not _link(same_module, so):
+            so.write_bytes(record.module)
+            so.chmod(0o755)  # as nvcc writes it
+        (tmp / WRAPPER).write_text(record.wrapper or render_wrapper(task.source, task.function, module))
         (tmp / "build.json").write_text(json.dumps(_meta(task, record, config, entry), indent=1))
         if entry.exists() and (force or _cached(cache, task.key) is None):
             _discard(entry, cache, task.key)  # replaced on request, or a broken entry made by hand
@@ -766,40 +841,54 @@ def _store(
             shutil.rmtree(tmp, ignore_errors=True)
 
 
+def _link(existing: Path | None, new: Path) -> bool:
+    """A hard link to ``existing`` at ``new`` (one copy of a unit's module on disk), if it can be made."""
+    if existing is None:
+        return False
+    try:
+        os.link(existing, new)
+        return True
+    except OSError:
+        return False
+
+
 def _lost(exc: Exception) -> CompileRecord:
-    """A build the cluster gave up on (its workers died on every try): that file's failure."""
+    """A build the cluster gave up on (its workers died on every try): its files' failure."""
     return _failed(f"the cluster could not build it: {exc!r}"[:300])
 
 
 def _compiled_here(
-    tasks: Sequence[BuildTask], config: BuildConfig, scratch: Path, jobs: int
-) -> Iterator[tuple[int, CompileRecord]]:
+    units: Sequence[Sequence[BuildTask]], config: BuildConfig, scratch: Path, jobs: int
+) -> Iterator[tuple[int, list[CompileRecord]]]:
     runner = _ProcessRunner()
-    pool = ThreadPoolExecutor(max_workers=max(1, min(jobs, len(tasks))), thread_name_prefix="kernel-build")
-    futures = {pool.submit(compile_task, task, config, runner, scratch): i for i, task in enumerate(tasks)}
+    pool = ThreadPoolExecutor(max_workers=max(1, min(jobs, len(units))), thread_name_prefix="kernel-build")
+    futures = {pool.submit(compile_unit, unit, config, runner, scratch): i for i, unit in enumerate(units)}
     try:
         for future in as_completed(futures):
             try:
-                record = future.result()
-            except Exception as exc:  # a bug, not a compile error: keep it to this file
-                record = _failed(f"internal error while building: {exc!r}")
-            yield futures[future], record
+                records = future.result()
+            except Exception as exc:  # a bug, not a compile error: keep it to these files
+                records = [_failed(f"internal error while building: {exc!r}")] * len(units[futures[future]])
+            yield futures[future], records
     finally:
         runner.cancel()  # an interrupt, or a caller that stopped early: no nvcc is left running
         pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _compiled(
-    tasks: Sequence[BuildTask], config: BuildConfig, scratch: Path, jobs: int, cluster: str | None
-) -> Iterator[tuple[int, CompileRecord]]:
-    """(index, record) of each task as it finishes: on the workers of the cluster at ``cluster``,
-    else ``jobs`` nvcc processes here (their build folders under ``scratch``)."""
+    units: Sequence[Sequence[BuildTask]], config: BuildConfig, scratch: Path, jobs: int, cluster: str | None
+) -> Iterator[tuple[int, list[CompileRecord]]]:
+    """(index, a record per task) of each unit as it finishes: on the workers of the cluster at
+    ``cluster``, else ``jobs`` nvcc processes here (their build folders under ``scratch``)."""
     with client_for(cluster) as client:
         if client is None:
-            yield from _compiled_here(tasks, config, scratch, jobs)
+            yield from _compiled_here(units, config, scratch, jobs)
         else:
-            work = [(task, config) for task in tasks]
-            yield from map_unordered(client, compile_on_worker, work, name="l2x-kernel", on_error=_lost)
+            work = [(list(unit), config) for unit in units]
+            for i, records in map_unordered(
+                client, compile_on_worker, work, name="l2x-kernel", on_error=_lost
+            ):
+                yield i, records if isinstance(records, list) else [records] * len(units[i])
 
 
 ProgressCallback = Callable[[int, int], None]
@@ -842,6 +931,7 @@ def build_all(
     cache_dir: str | os.PathLike[str] | None = None,
     force: bool = False,
     cluster: str | None = None,
+    per_unit: int = 1,
 ) -> dict[Path, BuildResult]:
     """Build every file (identical contents once), ``jobs`` nvcc processes at a time here, or on
     the workers of the Dask cluster whose scheduler is at ``cluster`` (tcp://HOST:8786).
@@ -850,7 +940,9 @@ def build_all(
     this process writes their entries (a worker returns the module's bytes). Returns
     {file.path: BuildResult}. As each file's result is known, ``on_result(file, result)`` and then
     ``progress(done, total)`` (files done so far, of all files) are called, in the calling thread.
-    ``config`` defaults to :func:`make_config` for the GPU present. A file that fails to build is a
+    ``config`` defaults to :func:`make_config` for the GPU present. ``per_unit`` > 1 compiles up
+    to that many files in one translation unit where they can share one (build_units: the torch
+    and CuTe headers are then parsed once for them). A file that fails to build is a
     result with ok=False; only a missing toolchain (ToolchainError), a cluster that does not
     answer (ClusterError) or an interrupt raises, and an interrupt kills the nvcc processes
     running here (or cancels the cluster's tasks) before it propagates.
@@ -878,10 +970,26 @@ def build_all(
     if not missing:
         return results  # nothing to compile: no cluster is even asked
     parallel = jobs or os.cpu_count() or 1
-    with closing(_compiled([job.task for job in missing], config, cache, parallel, cluster)) as compiled:
-        for i, record in compiled:
-            report(missing[i].files, _store(missing[i].task, record, config, cache, force))
+    units = [[missing[i] for i in unit] for unit in _units(missing, per_unit, parallel)]
+    with closing(
+        _compiled([[j.task for j in u] for u in units], config, cache, parallel, cluster)
+    ) as compiled:
+        for i, records in compiled:
+            first: Path | None = None  # a unit's module, stored once and linked into its other entries
+            for job, record in zip(units[i], records, strict=True):
+                result = _store(job.task, record, config, cache, force, first if record.unit else None)
+                if record.unit and result.ok and first is None:
+                    first = result.module_path
+                report(job.files, result)
     return results
+
+
+def _units(jobs: Sequence[_Job], per_unit: int, slots: int) -> list[list[int]]:
+    """The builds in translation units (indices into ``jobs``); one each when ``per_unit`` is 1."""
+    if per_unit <= 1:
+        return [[i] for i in range(len(jobs))]
+    traits = [build_units.shareable(j.task.text.decode("utf-8", errors="replace")) for j in jobs]
+    return build_units.group(traits, per_unit, slots)
 
 
 def build_one(
