@@ -103,6 +103,7 @@ class UnpackedArchive:
     bytes: int
     skipped: tuple[tuple[str, str], ...] = ()  # (member name, why) for what was not unpacked
     reused: bool = False  # found whole in the cache, not unpacked again
+    topped: bool = False  # ``folder`` is the archive's one top folder, not the root of its content
 
 
 @dataclass(frozen=True)
@@ -403,9 +404,10 @@ def _read_entry(root: Path, sha: str) -> UnpackedArchive | None:
         return None
     tree = root / "tree"
     top = [p for p in tree.iterdir()] if tree.is_dir() else []
-    folder = top[0] if len(top) == 1 and top[0].is_dir() and not top[0].is_symlink() else tree
+    topped = len(top) == 1 and top[0].is_dir() and not top[0].is_symlink()
     skipped = tuple((str(n), str(w)) for n, w in record.get("skipped", []))
-    return UnpackedArchive(folder, sha, int(record["files"]), int(record["bytes"]), skipped, reused=True)
+    folder = top[0] if topped else tree
+    return UnpackedArchive(folder, sha, int(record["files"]), int(record["bytes"]), skipped, True, topped)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -437,8 +439,8 @@ def fetch_sets(
     else:
         data = read_local(Path(source.archive), options)
     archive = unpack_cached(data, source, cache, limits)
-    base = archive.folder.joinpath(*source.subpath.split("/")) if source.subpath else archive.folder
-    if not base.is_dir() or base.is_symlink():
+    base = _folder_in(archive, source.subpath)
+    if base is None:
         raise UsageError(f"no folder {source.subpath!r} in the archive from {source.text}")
     folders = find_set_folders(base)
     if not folders:
@@ -448,6 +450,20 @@ def fetch_sets(
             f"{source.text}"
         )
     return FetchedSets(source, archive, base, folders)
+
+
+def _folder_in(archive: UnpackedArchive, subpath: str) -> Path | None:
+    """``subpath`` inside the archive: under its one top folder (a repository's root in GitHub's
+    tarballs), else from the archive's root (``kernels/...`` of a tarball whose one top folder
+    is ``kernels``); None when neither is a folder."""
+    if not subpath:
+        return archive.folder
+    parts = subpath.split("/")
+    for root in dict.fromkeys((archive.folder, archive.folder.parent if archive.topped else archive.folder)):
+        candidate = root.joinpath(*parts)
+        if candidate.is_dir() and not candidate.is_symlink():
+            return candidate
+    return None
 
 
 def find_set_folders(base: Path, max_depth: int = MAX_SET_DEPTH) -> list[Path]:

@@ -435,3 +435,13 @@ def test_fetch_sets_finds_no_set_in_an_archive_without_one(tmp_path):
     with pytest.raises(BadInputError, match="no <device>_<ACC>"):
         fetch_sets(str(archive), cache=tmp_path / "cache")
     assert os.listdir(tmp_path / "cache")  # the archive stays unpacked: the message names its content
+
+
+@pytest.mark.parametrize("fragment", [f"kernels/{F32}", F32])
+def test_a_folder_is_found_from_the_top_folder_or_from_the_archive_root(tmp_path, fragment):
+    archive = tmp_path / "snapshot.tar.gz"  # one top folder, kernels/, as `tar czf x kernels` makes
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(PLANTED / F32, arcname=f"kernels/{F32}")
+        tar.add(PLANTED / "h100_F16F16F16F16", arcname="kernels/h100_F16F16F16F16")
+    fetched = fetch_sets(f"{archive}#{fragment}", cache=tmp_path / "cache")
+    assert [f.name for f in fetched.folders] == [F32]

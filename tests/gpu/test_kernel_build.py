@@ -41,6 +41,7 @@ def built(tmp_path_factory):
 
 
 def kernel(built, shape: Shape, acc: str = "f32"):
+    """The loaded module of a planted kernel (``built``: a build fixture's dict)."""
     assert shape not in NEVER_RUN
     f = built[acc].by_shape()[shape]
     result = built["results"][f.path]
@@ -178,3 +179,37 @@ def test_tiles_needs_the_padding_rule(built):
     assert rel_err(cp[:96, :96], ref) < 2 * torch_err + 1e-4
     with pytest.raises(RuntimeError, match="padded"):
         run(a, b, b_col, c)
+
+
+@pytest.fixture(scope="module")
+def built_in_units(tmp_path_factory):
+    """The fp32 planted set built again, four files to a translation unit (build_units.py)."""
+    f32 = scan_set(PLANTED, "h100", "F32F16F16F32")
+    config = kb.make_config("auto")
+    cache = tmp_path_factory.mktemp("unit-cache")
+    results = kb.build_all(f32.files, jobs=2, config=config, cache_dir=cache, per_unit=4)
+    return {"f32": f32, "results": results}
+
+
+def test_kernels_built_in_units_load_from_one_module_and_compute_their_own(built_in_units):
+    results = built_in_units["results"]
+    assert all(r.ok for r in results.values()), [r.log for r in results.values() if not r.ok]
+    inodes = {os.stat(r.module_path).st_ino for r in results.values()}
+    assert len(inodes) < len(results)  # modules were shared
+    by_shape = built_in_units["f32"].by_shape()
+    correct = kernel(built_in_units, Shape(128, 256, 512))
+    wrong = kernel(built_in_units, Shape(256, 128, 1024))
+    fp16acc = kernel(built_in_units, Shape(64, 128, 8192))
+    assert len({correct, wrong, fp16acc}) == 3
+    a, b, b_col, c, ref, torch_err = inputs(256, 128, 1024)
+    correct(a, b, b_col, c)
+    torch.cuda.synchronize()
+    assert rel_err(c, ref) < 2 * torch_err + 1e-4
+    wrong(a, b, b_col, c)
+    torch.cuda.synchronize()
+    assert 0.05 < rel_err(c, ref) < math.inf
+    a, b, b_col, c, ref, torch_err = inputs(64, 128, 8192)
+    fp16acc(a, b, b_col, c)
+    torch.cuda.synchronize()
+    assert 5 * torch_err < rel_err(c, ref) < 0.1
+    assert results[by_shape[Shape(96, 96, 96)].path].ok  # its own `Int` template, in its namespace
