@@ -33,9 +33,10 @@ import tempfile
 import time
 import zipfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import IO
 from urllib.parse import unquote, urlparse
 
 from cuda_l2_explorer.db.errors import BadInputError, IOFailure, UsageError
@@ -218,8 +219,8 @@ def _safe_parts(name: str) -> list[str] | None:
 class _Member:
     name: str
     kind: str  # 'file', 'dir' or why it is skipped
-    size: int
-    open: object = None  # a callable returning a binary stream of a file's bytes
+    size: int  # as its header declares (only a file's counts)
+    open: Callable[[], IO[bytes]]  # a binary stream of a file's bytes
 
 
 def _tar_members(data: bytes) -> Iterator[_Member]:
@@ -238,12 +239,7 @@ def _tar_members(data: bytes) -> Iterator[_Member]:
                     kind = "link (not followed)"
                 else:
                     kind = "not a regular file"
-                yield _Member(
-                    info.name,
-                    kind,
-                    info.size if kind == "file" else 0,
-                    lambda info=info: archive.extractfile(info),
-                )
+                yield _Member(info.name, kind, info.size, lambda info=info: archive.extractfile(info))
         except _BROKEN as exc:
             raise BadInputError(f"broken tar archive ({exc})") from exc
 
@@ -266,12 +262,7 @@ def _zip_members(data: bytes) -> Iterator[_Member]:
                 kind = "encrypted (skipped)"
             else:
                 kind = "file"
-            yield _Member(
-                info.filename,
-                kind,
-                info.file_size if kind == "file" else 0,
-                lambda info=info: archive.open(info),
-            )
+            yield _Member(info.filename, kind, info.file_size, lambda info=info: archive.open(info))
 
 
 def _members(data: bytes) -> Iterator[_Member]:
@@ -308,7 +299,7 @@ def _unpack(data: bytes, dest: Path, limits: UnpackLimits) -> tuple[int, int, li
             if member.kind == "dir":
                 target.mkdir(parents=True, exist_ok=True)
                 continue
-            if total + member.size > limits.max_bytes:
+            if total + member.size > limits.max_bytes:  # the header's size: refused before reading
                 raise BadInputError(f"archive unpacks to more than {limits.max_bytes} bytes (the limit)")
             target.parent.mkdir(parents=True, exist_ok=True)
             total += _copy_member(member, target, limits.max_bytes - total)

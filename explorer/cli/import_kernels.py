@@ -4,6 +4,7 @@ repository into the store, ready for ``bench --set SET_ID``."""
 from __future__ import annotations
 
 import argparse
+from dataclasses import asdict
 
 from cuda_l2_explorer.cli.bench import UNTRUSTED
 from cuda_l2_explorer.cli.common import (
@@ -56,19 +57,5 @@ def run(args: argparse.Namespace) -> int:
     say(args, f"measure it with: cuda-l2-explorer bench --set {which} --grid --mode offline")
     if len(imported) > 1:
         say(args, "(SET_ID: the set above for your GPU and accumulator)")
-    emit(
-        [
-            {
-                "set_id": s.set_id,
-                "gpu": s.gpu,
-                "accumulator": s.accumulator,
-                "kernels": s.kernels,
-                "padded": s.padded,
-                "skipped": s.skipped,
-                "folder": s.folder,
-            }
-            for s in imported
-        ],
-        args.fmt,
-    )
+    emit([{k: v for k, v in asdict(s).items() if k != "source"} for s in imported], args.fmt)
     return 0
