@@ -6,6 +6,7 @@ What a source may be (:func:`parse_source`):
 - ``https://github.com/OWNER/REPO`` (the default branch) or ``.../tree/REF[/PATH]`` (a branch, tag
   or commit, and a folder in it, as a browser shows them; a REF with a slash cannot be told from
   its PATH: use the commit or ``OWNER/REPO#PATH`` then). Fetched as GitHub's tarball of that ref.
+  A GitHub download link (``.../archive/...``, ``.../releases/download/...``) is an archive URL.
 - any other ``http(s)://`` URL of a tar (gzip, bzip2, xz or none) or zip archive; ``#PATH`` after
   it picks a folder inside.
 - a local archive file, with the same ``#PATH``.
@@ -47,7 +48,11 @@ from cuda_l2_explorer.importer.kernelset import parse_set_dir_name
 ENV_CACHE = "CUDA_L2_EXPLORER_SET_CACHE"  # where unpacked sets live (default ~/.cache/cuda-l2-explorer/sets)
 ENV_GITHUB_API = "CUDA_L2_EXPLORER_GITHUB_API"  # GitHub's API root (GitHub Enterprise: https://HOST/api/v3)
 GITHUB_API = "https://api.github.com"
-GITHUB_ARCHIVE_HOST = "codeload.github.com"  # where api.github.com's tarball redirect leads
+# Where GitHub's downloads redirect to: the API's and the "Download ZIP" archives (codeload), and
+# release assets. The only hosts a redirect may lead to besides the URL's own.
+GITHUB_DOWNLOAD_HOSTS = frozenset(
+    {"codeload.github.com", "objects.githubusercontent.com", "release-assets.githubusercontent.com"}
+)
 
 DEFAULT_MAX_DOWNLOAD = 256 << 20  # the reference repository's tarball is far below this
 DEFAULT_MAX_UNPACKED = 2 << 30
@@ -157,11 +162,11 @@ def parse_source(text: str) -> SetSource:
     if not url.hostname:
         raise UsageError(f"not a URL: {text!r}")
     if url.hostname.lower() in _GITHUB_HOSTS:
-        return _github_source(raw, url.path, subpath)
+        return _github_source(raw, base, url.path, subpath)
     return SetSource(raw, base, subpath, _archive_stem(unquote(url.path.rsplit("/", 1)[-1])) or url.hostname)
 
 
-def _github_source(raw: str, path: str, subpath: str) -> SetSource:
+def _github_source(raw: str, base: str, path: str, subpath: str) -> SetSource:
     parts = [unquote(p) for p in path.split("/") if p]
     if len(parts) < 2:
         raise UsageError(f"a GitHub source is https://github.com/OWNER/REPO[/tree/REF[/PATH]], got {raw!r}")
@@ -170,6 +175,8 @@ def _github_source(raw: str, path: str, subpath: str) -> SetSource:
         raise UsageError(f"not a GitHub owner/repository: {owner}/{repo}")
     ref = ""
     rest = parts[2:]
+    if rest and rest[0] in ("archive", "releases"):  # a download link: the archive itself
+        return SetSource(raw, base, subpath, repo.lower(), GITHUB_DOWNLOAD_HOSTS)
     if rest:
         if rest[0] not in ("tree", "blob") or len(rest) < 2:
             raise UsageError(
@@ -182,7 +189,7 @@ def _github_source(raw: str, path: str, subpath: str) -> SetSource:
         subpath = subpath or _clean_subpath(in_tree, raw)
     api = os.environ.get(ENV_GITHUB_API, GITHUB_API).rstrip("/")
     archive = f"{api}/repos/{owner}/{repo}/tarball" + (f"/{ref}" if ref else "")
-    return SetSource(raw, archive, subpath, repo.lower(), frozenset({GITHUB_ARCHIVE_HOST}))
+    return SetSource(raw, archive, subpath, repo.lower(), GITHUB_DOWNLOAD_HOSTS)
 
 
 def _clean_subpath(text: str, raw: str) -> str:

@@ -15,7 +15,11 @@ from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from sm90a_compiles import sm90a_compiles  # noqa: F401 (a session fixture: test_tuner, test_export)
+from sm90a_compiles import (
+    BACKGROUND,
+    sm90a_compiles,  # noqa: F401 (a session fixture: test_tuner, test_export)
+    start_if_needed,
+)
 
 DATA = Path(__file__).parent / "data"
 FIXTURES = DATA / "fixtures"
@@ -209,3 +213,13 @@ def fake_config(tmp_path_factory):
     from build_fixtures import fake_build_config
 
     return fake_build_config(tmp_path_factory.mktemp("fake-torch"))
+
+
+def pytest_collection_finish(session):
+    """The two CUTLASS SM90 compiles start in the background now, at the lowest priority
+    (tests/sm90a_compiles.py), when a collected test needs them."""
+    start_if_needed(session.items)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    BACKGROUND.close()

@@ -1,12 +1,21 @@
 """The CPU suite's two CUTLASS SM90 compiles, ~45 s each: the tuner's emitted TU through the real
 build path (test_tuner.py) and the cmake export's hgemm.cu with the export's own flags
-(test_export.py). The first test that asks starts both, one per core of the CI's two, so that the
-other finds its result ready: together they cost one compile's time instead of two."""
+(test_export.py). Both start as soon as the collection shows a test that needs them (conftest's
+``pytest_collection_finish``), one per core of the CI's two, at the lowest CPU priority: they use
+what the tests before them leave idle (subprocess waits, servers, sleeps) and yield the cores
+whenever a test wants them, so a timing test does not feel them. The tests that need them wait
+for what is left, if anything.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import shutil
 import subprocess
-from concurrent.futures import ThreadPoolExecutor
+import tempfile
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,15 +49,69 @@ def _compile_export(folder: Path, nvcc: str, cutlass: build.CutlassInfo) -> subp
     return subprocess.run([*cmd, "-o", "hgemm.o"], cwd=src, capture_output=True, text=True, timeout=1200)
 
 
+class _Background:
+    """The two compiles in two threads; each thread lowers its own priority first (Linux keeps a
+    nice value per thread), and the nvcc processes it starts inherit it."""
+
+    def __init__(self) -> None:
+        self.pool: ThreadPoolExecutor | None = None
+        self.folders: tuple[Path, Path] | None = None
+        self.futures: tuple[Future, Future] | None = None
+
+    def start(self, nvcc: str, cutlass: build.CutlassInfo) -> None:
+        if self.futures is not None:
+            return
+        base = Path(tempfile.mkdtemp(prefix="sm90a-compiles-"))
+        tuner_dir, export_dir = base / "tuner", base / "export"
+        tuner_dir.mkdir()
+        export_dir.mkdir()
+        self.folders = (tuner_dir, export_dir)
+        self.pool = ThreadPoolExecutor(2, thread_name_prefix="sm90a")  # each thread waits on its nvcc
+        self.futures = (
+            self.pool.submit(_lowest_priority, _compile_tuner_unit, tuner_dir, nvcc, cutlass),
+            self.pool.submit(_lowest_priority, _compile_export, export_dir, nvcc, cutlass),
+        )
+
+    def results(self) -> Sm90aCompiles:
+        assert self.futures is not None and self.folders is not None
+        tuner, export = self.futures
+        return Sm90aCompiles(self.folders[0], tuner.result(), self.folders[1] / "src", export.result())
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+        if self.folders is not None:
+            shutil.rmtree(self.folders[0].parent, ignore_errors=True)
+
+
+def _lowest_priority(fn, *args):
+    with contextlib.suppress(OSError, AttributeError):  # not Linux: run at the usual priority
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+    return fn(*args)
+
+
+BACKGROUND = _Background()
+
+
+def _toolchain() -> tuple[str | None, build.CutlassInfo | None]:
+    return build.find_nvcc(), build.find_cutlass()
+
+
+def start_if_needed(items) -> None:
+    """Start the compiles when a collected test uses them and the toolchain is there."""
+    if not any("sm90a_compiles" in getattr(item, "fixturenames", ()) for item in items):
+        return
+    nvcc, cutlass = _toolchain()
+    if nvcc and cutlass is not None:
+        BACKGROUND.start(nvcc, cutlass)
+
+
 @pytest.fixture(scope="session")
-def sm90a_compiles(tmp_path_factory) -> Sm90aCompiles:
-    nvcc, cutlass = build.find_nvcc(), build.find_cutlass()
+def sm90a_compiles() -> Sm90aCompiles:
+    nvcc, cutlass = _toolchain()
     if not nvcc:
         pytest.skip("nvcc not found")
     if cutlass is None:
         pytest.skip("CUTLASS headers not found (CUTLASS_DIR or the nvidia-cutlass wheel)")
-    tuner_dir, export_dir = tmp_path_factory.mktemp("sm90a-tuner"), tmp_path_factory.mktemp("sm90a-export")
-    with ThreadPoolExecutor(2) as pool:  # each thread waits on its nvcc process
-        tuner = pool.submit(_compile_tuner_unit, tuner_dir, nvcc, cutlass)
-        export = pool.submit(_compile_export, export_dir, nvcc, cutlass)
-        return Sm90aCompiles(tuner_dir, tuner.result(), export_dir / "src", export.result())
+    BACKGROUND.start(nvcc, cutlass)  # already running unless the collection missed it
+    return BACKGROUND.results()

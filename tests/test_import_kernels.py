@@ -107,6 +107,19 @@ def test_malformed_sources_are_usage_errors(text):
         parse_source(text)
 
 
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://github.com/o/CUDA-L2/archive/refs/heads/main.zip",
+        "https://github.com/o/CUDA-L2/releases/download/v1/sets.tar.gz",
+    ],
+)
+def test_a_github_download_link_is_fetched_as_it_is(url):
+    source = parse_source(f"{url}#kernels")
+    assert (source.archive, source.subpath, source.name) == (url, "kernels", "cuda-l2")
+    assert "codeload.github.com" in source.redirect_hosts  # where GitHub sends the bytes from
+
+
 def test_a_missing_archive_file_is_an_io_failure(tmp_path):
     with pytest.raises(IOFailure, match="no such archive"):
         parse_source(str(tmp_path / "nothing.tar.gz"))
