@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import functools
 import statistics
+import tarfile
 import time
+from http.server import SimpleHTTPRequestHandler
+from pathlib import Path
 
 import polars as pl
 import pytest
+from conftest import loopback_server
 from cuda_l2_explorer.app.app import ExplorerApp
+from cuda_l2_explorer.app.panes.bench import BenchPane
 from cuda_l2_explorer.app.panes.configs import ConfigsPane
 from cuda_l2_explorer.app.panes.lookup import BASELINE as LOOKUP_BASELINE
 from cuda_l2_explorer.app.panes.lookup import COLUMNS as LOOKUP_COLUMNS
@@ -16,6 +22,12 @@ from cuda_l2_explorer.engine import lookup as engine_lookup
 from textual import events
 
 SIZE = (140, 45)
+PLANTED_F32 = Path(__file__).parent / "kernelsets" / "planted" / "h100_F32F16F16F32"
+
+
+class _QuietFiles(SimpleHTTPRequestHandler):
+    def log_message(self, *args):  # keep pytest output clean
+        pass
 
 
 async def _ready(pilot) -> None:
@@ -278,11 +290,13 @@ async def test_export_table(app_db, tmp_path):
         assert any("exists" in n.message for n in app._notifications)
 
 
-async def _live_bench(pilot, app, cluster: str = "", waits: int = 100) -> str:
-    """Run 64_64_64 from the Bench pane (on ``cluster`` when given); the status line once it ends."""
+async def _live_bench(pilot, app, cluster: str = "", waits: int = 100, set_: str = "") -> str:
+    """Run 64_64_64 from the Bench pane (on ``cluster``, of ``set_`` when given); the status line
+    once it ends."""
     await pilot.press("7")
     app.query_one("#bench-mnk").value = "64_64_64"
     app.query_one("#bench-cluster").value = cluster
+    app.query_one("#bench-set").value = set_
     await pilot.click("#bench-run")
     for _ in range(waits):
         await pilot.pause(0.1)
@@ -311,6 +325,39 @@ async def test_live_bench_on_a_cluster_that_does_not_answer_says_so(app_db):
         await _ready(pilot)
         status = await _live_bench(pilot, app, cluster="tcp://127.0.0.1:9", waits=300)
         assert "exit 5" in status and "no Dask scheduler answered at tcp://127.0.0.1:9" in status
+
+
+async def test_live_bench_of_an_archive_url_fetches_and_unpacks_the_set_first(app_db, tmp_path):
+    """A set given as a URL in the Bench pane is downloaded and unpacked by the run (then, on a
+    CPU machine, the run stops at the GPU check)."""
+    served = tmp_path / "served"
+    served.mkdir()
+    with tarfile.open(served / "planted.tar.gz", "w:gz") as tar:
+        tar.add(PLANTED_F32, arcname=f"planted/{PLANTED_F32.name}")
+    handler = functools.partial(_QuietFiles, directory=str(served))
+    app = ExplorerApp(app_db, with_bundled=False)
+    with loopback_server(handler) as url:
+        async with app.run_test(size=SIZE) as pilot:
+            await _ready(pilot)
+            status = await _live_bench(pilot, app, set_=f"{url}/planted.tar.gz", waits=300)
+            log = "\n".join(app.query_one("#bench-log").lines)
+    assert "exit 7" in status, status
+    assert "unpacked: 12 files" in log, log
+
+
+async def test_bench_progress_says_what_it_counts(app_db):
+    app = ExplorerApp(app_db, with_bundled=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await _ready(pilot)
+        await pilot.press("7")
+        pane = app.query_one(BenchPane)
+        status = app.query_one("#bench-status")
+        pane.progress(1_000_000, 2_000_000, "1.0/2.0 MB", "downloading https://h/set.tar.gz", "bytes")
+        assert str(status.render()) == "downloading https://h/set.tar.gz · 1.0/2.0 MB"
+        pane.progress(4, 16, "", "building kernels")
+        assert str(status.render()) == "building kernels: 4/16 files"
+        pane.progress(3, 60, "64_64_64 measuring", "bench offline")
+        assert str(status.render()) == "3/60 configs · 64_64_64 measuring"
 
 
 async def test_empty_and_broken_stores_show_a_message(tmp_path):

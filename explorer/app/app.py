@@ -414,7 +414,12 @@ class ExplorerApp(App[None]):
             try:
                 record = json.loads(line)
                 self.call_from_thread(
-                    pane.progress, record["done"], record["total"], record.get("detail", "")
+                    pane.progress,
+                    record["done"],
+                    record["total"],
+                    record.get("detail", ""),
+                    record.get("label", ""),
+                    record.get("unit", "steps"),
                 )
             except (json.JSONDecodeError, KeyError, TypeError):
                 if line:

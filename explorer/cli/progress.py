@@ -34,7 +34,7 @@ class ProgressBar:
         rate = done / max(now - self._start, 1e-6)
         if self.jsonl:  # the app's live run reads steps: bytes as steps, the size in the detail
             size = f"{done / 1e6:.1f}" + (f"/{total / 1e6:.1f}" if total else "") + " MB"
-            self._write_record(done, total or done, size, None, 0)
+            self._write_record(done, total or done, size, None, 0, unit="bytes")
             return
         if total:
             frac = done / total
@@ -73,7 +73,9 @@ class ProgressBar:
         sys.stderr.flush()
         self._drawn = True
 
-    def _write_record(self, done: int, total: int, detail: str, eta_s: float | None, failed: int) -> None:
+    def _write_record(
+        self, done: int, total: int, detail: str, eta_s: float | None, failed: int, unit: str = "steps"
+    ) -> None:
         record = {
             "label": self.label,
             "done": done,
@@ -81,6 +83,7 @@ class ProgressBar:
             "detail": detail,
             "eta_s": eta_s,
             "failed": failed,
+            "unit": unit,  # steps (configs, files) or bytes (a download)
         }
         sys.stderr.write(json.dumps(record) + "\n")
         sys.stderr.flush()

@@ -35,7 +35,7 @@ class BenchPane(Vertical):
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="bench-form"):
-            yield Input(placeholder="kernel set folder (SPEC §4 layout)", id="bench-set")
+            yield Input(placeholder="set: folder, archive, URL or name", id="bench-set")
             yield Input(placeholder="configs: 64_64_64,4096_4096_4096", id="bench-mnk")
             yield Input(placeholder="Dask cluster tcp://HOST:8786 (optional)", id="bench-cluster")
             yield Select(
@@ -88,10 +88,17 @@ class BenchPane(Vertical):
     def running(self, on: bool) -> None:
         self.query_one("#bench-run", Button).disabled = on
 
-    def progress(self, done: int, total: int, detail: str) -> None:
+    def progress(self, done: int, total: int, detail: str, label: str = "", unit: str = "steps") -> None:
+        """One progress record of the run: a download (bytes), the kernel builds or the configs."""
         bar = self.query_one("#bench-progress", ProgressBar)
         bar.update(total=max(total, 1), progress=done)
-        self.query_one("#bench-status", Static).update(f"{done}/{total} configs · {detail}")
+        if unit == "bytes":
+            text = f"{label} · {detail}"
+        elif label.startswith("building"):
+            text = f"{label}: {done}/{total} files" + (f" · {detail}" if detail else "")
+        else:
+            text = f"{done}/{total} configs · {detail}"
+        self.query_one("#bench-status", Static).update(text)
 
     def log_line(self, text: str) -> None:
         self.query_one("#bench-log", Log).write_line(text)
