@@ -398,9 +398,31 @@ def test_build_key_is_deterministic_and_sensitive():
         kb.build_key(src, fn, config(torch=kb.TorchBuildInfo(**{**FAKE_TORCH.__dict__, "python_tag": "y"}))),
         kb.build_key(src, fn, config(cutlass=kb.CutlassInfo("/c", ("/c/include",), "4.2.0"))),
         kb.build_key(src, fn, config(cutlass=kb.CutlassInfo("/c", ("/c/include",), "4.3.0"))),
-        kb.build_key(src, fn, config(cutlass=kb.CutlassInfo("/d", ("/d/include",), "4.2.0"))),
     ]
     assert len({base, *different}) == len(different) + 1
+
+
+def test_build_key_names_versions_not_folders():
+    """The same versions installed in other folders (another machine) give the same key: a cache
+    built on a CPU machine serves the GPU machine's bench."""
+    src, fn = GOOD.encode(), "cuda_l2_h100_fp32"
+    here = config(cutlass=kb.CutlassInfo("/c", ("/c/include", "/c/tools/util/include"), "4.2.0"))
+    moved_torch = kb.TorchBuildInfo(
+        **{
+            **FAKE_TORCH.__dict__,
+            "include_dirs": ("/elsewhere/torch/include", "/cuda/include"),
+            "python_include": "/py",
+        }
+    )
+    there = config(
+        nvcc="/opt/cuda/bin/nvcc",
+        torch=moved_torch,
+        cutlass=kb.CutlassInfo("/d", ("/d/include", "/d/tools/util/include"), "4.2.0"),
+        cuda_link=("-lcudart", "-L/other/cublas/lib", "-l:libcublas.so.13"),
+    )
+    same_link = config(cutlass=here.cutlass, cuda_link=("-lcudart", "-L/my/cublas/lib", "-l:libcublas.so.13"))
+    assert kb.build_key(src, fn, same_link) == kb.build_key(src, fn, there)
+    assert kb.build_key(src, fn, here) != kb.build_key(src, fn, same_link)  # another cuBLAS library
 
 
 def test_wrapper_includes_the_file_and_binds_run(tmp_path):

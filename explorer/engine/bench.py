@@ -421,5 +421,9 @@ def _build(
                 ),
             )
     failed = sum(1 for r in results.values() if not r.ok)
-    feedback.say(f"built {len(files) - failed} of {len(files)} kernels ({failed} failed to compile)")
+    cached = sum(1 for r in results.values() if r.ok and r.cached)
+    feedback.say(
+        f"built {len(files) - failed} of {len(files)} kernels "
+        f"({cached} from the cache, {failed} failed to compile)"
+    )
     return entries

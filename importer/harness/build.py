@@ -9,11 +9,13 @@ extension needs (see :func:`compile_command`); ``-DNDEBUG`` only when asked (our
 Cache: ``<cache>/<key>/<module>.so`` with ``build.json`` (command, seconds, compiler log, the
 key's inputs) and the wrapper beside it. The key is a sha256 over the file's bytes, the wrapper
 template, the entry point, the flags, the arch, ``nvcc --version``, the torch version and C++
-ABI, the Python ABI and the CUTLASS version and path, so files with identical text share one
-build. A build compiles in a temporary folder (nvcc's own temporaries too) and gives back the
-module's bytes; the entry is then written in a temporary folder inside the cache and renamed into
-place whole: a failed, timed-out or killed build leaves no entry. Failures are not cached; a file
-that does not compile is simply rebuilt next time.
+ABI, the Python ABI and the CUTLASS version, so files with identical text share one build. The
+folders where torch, Python, CUTLASS and cuBLAS lie are not in it, only their versions: a cache
+built on another machine with the same versions serves this one. A build compiles in a
+temporary folder (nvcc's own temporaries too) and gives back the module's bytes; the entry is
+then written in a temporary folder inside the cache and renamed into place whole: a failed,
+timed-out or killed build leaves no entry. Failures are not cached; a file that does not compile
+is simply rebuilt next time.
 
 Where it compiles: ``jobs`` nvcc processes here, or (``cluster``, a Dask scheduler's address) the
 cluster's workers, each with this config's arch and flags and its own nvcc and CUTLASS headers of
@@ -57,7 +59,7 @@ from cuda_l2_explorer.importer.cluster import client_for, map_unordered, worker_
 from cuda_l2_explorer.importer.harness import build_units, toolchain
 from cuda_l2_explorer.importer.kernelset import KernelFile
 
-BUILD_FORMAT = 1  # bump when the cache layout or the wrapper's contract changes
+BUILD_FORMAT = 2  # bump when the cache layout, the wrapper's contract or the key changes
 
 # SPEC section 4, verbatim.
 SPEC_FLAGS: tuple[str, ...] = (
@@ -402,9 +404,28 @@ def compile_command(
     return cmd
 
 
+def _portable(config: BuildConfig) -> BuildConfig:
+    """``config`` with this machine's folders (torch's, Python's, CUTLASS's, cuBLAS's) named by
+    their role: the versions say what is in them, so the same build made on another machine, with
+    the same versions installed elsewhere, has the same key (builds made on a CPU machine serve a
+    GPU machine's bench)."""
+    # Which folders (CUDA's among torch's when CUDA_HOME is set) is the machine's too: one each.
+    torch = replace(
+        config.torch,
+        include_dirs=("@TORCH_INCLUDE@",),
+        library_dirs=("@TORCH_LIB@",),
+        python_include="@PYTHON@",
+    )
+    cutlass = config.cutlass
+    if cutlass is not None:
+        cutlass = replace(cutlass, root="@CUTLASS@", include_dirs=("@CUTLASS_INCLUDE@",))
+    link = tuple("-L@CUDA_LIB@" if a.startswith("-L") else a for a in config.cuda_link)
+    return replace(config, nvcc="nvcc", torch=torch, cutlass=cutlass, cuda_link=link)
+
+
 def build_key(source: bytes, function: str, config: BuildConfig) -> str:
     """Hex sha256 naming one build (see the module doc for what it covers)."""
-    flags = compile_command(config, "@WRAPPER@", "@OUTPUT@", _MODULE_PLACEHOLDER)[1:]
+    flags = compile_command(_portable(config), "@WRAPPER@", "@OUTPUT@", _MODULE_PLACEHOLDER)[1:]
     payload = {
         "format": BUILD_FORMAT,
         "source_sha256": hashlib.sha256(source).hexdigest(),
@@ -416,7 +437,7 @@ def build_key(source: bytes, function: str, config: BuildConfig) -> str:
         "torch": config.torch.version,
         "cxx11_abi": config.torch.cxx11_abi,
         "python": config.torch.python_tag,
-        "cutlass": None if config.cutlass is None else [config.cutlass.root, config.cutlass.version],
+        "cutlass": None if config.cutlass is None else config.cutlass.version,
     }
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 

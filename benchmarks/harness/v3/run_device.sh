@@ -149,6 +149,12 @@ while [ $# -gt 0 ]; do
     # REFSET_TIMEOUT (30 s) gives up on one config (its 4096^3 kernel hung past 300 s on 2026-11-24;
     # 5 of the first 35 configs timed out, 60 s each at the old limit; the slowest that finished took 13 s).
     mkdir -p /tmp/refset && tar xzf .carry/refset-h100.tar.gz -C /tmp/refset || exit 1
+    # Kernels built on the CPU machine for this one (benchmarks/refset/prebuild.py): cache hits here
+    # when the versions match (the bench log's "N from the cache" says how many were).
+    if [ -f .carry/refset-builds.tar.xz ]; then
+      mkdir -p "$CUDA_L2_EXPLORER_BUILD_CACHE" && tar xJf .carry/refset-builds.tar.xz -C "$CUDA_L2_EXPLORER_BUILD_CACHE"
+      echo "refset: $(ls "$CUDA_L2_EXPLORER_BUILD_CACHE" | wc -l) prebuilt cache entries" | tee -a "$OUT/device.txt"
+    fi
     resume=""
     if [ -f .carry/refset.duckdb.gz ] && [ ! -f "$OUT/refset.duckdb" ]; then
       gunzip -c .carry/refset.duckdb.gz >"$OUT/refset.duckdb" && resume="--resume"
