@@ -8,11 +8,7 @@
 # --only-binary=:all: --python-version 3.12 --platform manylinux2014_x86_64 ...`, 5.2 MB).
 set -u
 OUT=${OUT:-/tmp/cluster-out}
-OUT=$OUT/setup bash benchmarks/harness/v3/run_device.sh build
-python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site-cluster .whl-cluster/*.whl || exit 1
-export PYTHONPATH=/tmp/site:/tmp/site-cluster PYTHONUNBUFFERED=1
-export CUDA_L2_EXPLORER_BUILD_CACHE=/tmp/l2x-build CUDA_L2_EXPLORER_NATIVE_CACHE=/tmp/l2x-native
-lib=$(ls -t /tmp/tb/lib/*.so | head -1)
+. benchmarks/cluster/prelude.sh
 mkdir -p "$OUT/c"
 python3 -m distributed.cli.dask_scheduler --host 127.0.0.1 --port 8786 --no-dashboard >"$OUT/c/scheduler.log" 2>&1 &
 CUDA_VISIBLE_DEVICES=0 python3 -m distributed.cli.dask_worker tcp://127.0.0.1:8786 --nthreads 1 \

@@ -9,11 +9,7 @@
 # built library), .whl-cluster (distributed and its dependencies).
 set -u
 OUT=${OUT:-/tmp/two-gpus-out}
-OUT=$OUT/setup bash benchmarks/harness/v3/run_device.sh build
-python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site-cluster .whl-cluster/*.whl || exit 1
-export PYTHONPATH=/tmp/site:/tmp/site-cluster PYTHONUNBUFFERED=1
-export CUDA_L2_EXPLORER_BUILD_CACHE=/tmp/l2x-build CUDA_L2_EXPLORER_NATIVE_CACHE=/tmp/l2x-native
-lib=$(ls -t /tmp/tb/lib/*.so | head -1)
+. benchmarks/cluster/prelude.sh
 mkdir -p "$OUT/g"
 nvidia-smi --query-gpu=index,name,memory.total --format=csv | tee "$OUT/g/device.txt"
 for gpus in 0 all 0 all; do
