@@ -576,13 +576,13 @@ def kernel_set_count(store: Store) -> int:
     return store.scalar("SELECT count(*) FROM all_kernel_sets")
 
 
-def set_folders(store: Store, set_: str, limit: int = 2) -> list[str]:
-    """The folders of the stored sets whose id or name is ``set_`` (sets with a folder only)."""
+def set_folders(store: Store, set_: str, limit: int = 2) -> list[tuple[str, str]]:
+    """(name, folder) of the stored sets whose id or name is ``set_`` (sets with a folder only)."""
     rows = store.con.execute(
-        "SELECT root FROM all_kernel_sets WHERE (set_id = ? OR name = ?) AND root IS NOT NULL LIMIT ?",
+        "SELECT name, root FROM all_kernel_sets WHERE (set_id = ? OR name = ?) AND root IS NOT NULL LIMIT ?",
         [set_, set_, limit],
     ).fetchall()
-    return [row[0] for row in rows]
+    return [(row[0], row[1]) for row in rows]
 
 
 def library_kernel(store: Store, set_id: str, shape: Shape) -> dict:

@@ -351,7 +351,9 @@ def test_a_github_repository_imports_every_set_it_holds(cli, db_path, server, tm
     from cuda_l2_explorer.engine.bench import _resolve_set
     from cuda_l2_explorer.engine.feedback import SILENT
 
-    assert str(_resolve_set(f"cuda-l2/{F32}", db_path, SILENT).path) == stored[1][2]
+    resolved = _resolve_set(f"cuda-l2/{F32}", db_path, SILENT)
+    assert str(resolved.path) == stored[1][2]
+    assert resolved.name == "cuda-l2"  # measured as cuda-l2/..., beside its published rows, not kernels/...
 
 
 def test_a_tree_url_picks_its_ref_and_folder(cli, db_path, server):

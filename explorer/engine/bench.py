@@ -155,7 +155,8 @@ def _resolve_set(set_: str | None, store_path: Path | None, feedback: Feedback) 
         raise NotFoundError(
             f"--set {set_!r} is neither a folder, an archive, a URL nor one known kernel set with a folder"
         )
-    return SetFolder(Path(folders[0]), None, None)
+    name, folder = folders[0]
+    return SetFolder(Path(folder), name, None)  # measured under the stored set's id, not its folder's
 
 
 def find_resume(
