@@ -356,6 +356,15 @@ def test_a_github_repository_imports_every_set_it_holds(cli, db_path, server, tm
     assert resolved.name == "cuda-l2"  # measured as cuda-l2/..., beside its published rows, not kernels/...
 
 
+def test_sets_lists_an_imported_set_and_says_it_has_no_results_yet(cli, db_path):
+    assert cli("--db", db_path, "import-kernels", PLANTED / F32, "-q").code == 0
+    listed = cli("--db", db_path, "sets", "--json")
+    assert listed.code == 0
+    (row,) = listed.json()
+    assert (row["set_id"], row["origin"], row["configs"]) == (f"planted/{F32}", "imported", 0)
+    assert f"no results yet (planted/{F32})" in listed.err and "bench --set SET_ID" in listed.err
+
+
 def test_a_tree_url_picks_its_ref_and_folder(cli, db_path, server):
     url = f"https://github.com/o/CUDA-L2/tree/main/kernels/{F32}"
     result = cli("--db", db_path, "import-kernels", url, "--json", "--set-name", "ref")

@@ -23,4 +23,11 @@ def run(args: argparse.Namespace) -> int:
     if frame.height == 0:
         say(args, "no kernel sets yet: import some with `cuda-l2-explorer import-results --upstream`")
     emit(frame, args.fmt)
+    waiting = frame.filter((frame["configs"] == 0) & (frame["origin"] == "imported"))["set_id"].to_list()
+    if waiting:
+        say(
+            args,
+            f"{len(waiting)} imported set(s) with no results yet ({', '.join(waiting)}): "
+            "measure one with `cuda-l2-explorer bench --set SET_ID --grid --mode offline`",
+        )
     return 0
