@@ -44,6 +44,7 @@ from cuda_l2_explorer.db.errors import BadInputError, IOFailure, UsageError
 from cuda_l2_explorer.importer.fetch import FetchOptions, ProgressCallback, fetch_url, is_url, read_local
 from cuda_l2_explorer.importer.harness.toolchain import cache_dir
 from cuda_l2_explorer.importer.kernelset import parse_set_dir_name
+from cuda_l2_explorer.importer.set_limits import DEFAULT_DOWNLOAD_TIMEOUT_S, DEFAULT_MAX_DOWNLOAD
 
 ENV_CACHE = "CUDA_L2_EXPLORER_SET_CACHE"  # where unpacked sets live (default ~/.cache/cuda-l2-explorer/sets)
 ENV_GITHUB_API = "CUDA_L2_EXPLORER_GITHUB_API"  # GitHub's API root (GitHub Enterprise: https://HOST/api/v3)
@@ -54,7 +55,6 @@ GITHUB_DOWNLOAD_HOSTS = frozenset(
     {"codeload.github.com", "objects.githubusercontent.com", "release-assets.githubusercontent.com"}
 )
 
-DEFAULT_MAX_DOWNLOAD = 256 << 20  # the reference repository's tarball is far below this
 DEFAULT_MAX_UNPACKED = 2 << 30
 DEFAULT_MAX_MEMBERS = 100_000
 MAX_SET_DEPTH = 6  # how deep under the archive's folder a <device>_<ACC> folder is looked for
@@ -88,6 +88,7 @@ class SetSource:
     subpath: str  # a folder inside the archive ('' for the whole), '/'-separated
     name: str  # the set name to store it under unless told otherwise
     redirect_hosts: frozenset[str] = frozenset()
+    repository: bool = False  # a GitHub repository or download link: ``name`` is its sets' name
 
     @property
     def remote(self) -> bool:
@@ -176,7 +177,7 @@ def _github_source(raw: str, base: str, path: str, subpath: str) -> SetSource:
     ref = ""
     rest = parts[2:]
     if rest and rest[0] in ("archive", "releases"):  # a download link: the archive itself
-        return SetSource(raw, base, subpath, repo.lower(), GITHUB_DOWNLOAD_HOSTS)
+        return SetSource(raw, base, subpath, repo.lower(), GITHUB_DOWNLOAD_HOSTS, repository=True)
     if rest:
         if rest[0] not in ("tree", "blob") or len(rest) < 2:
             raise UsageError(
@@ -189,7 +190,7 @@ def _github_source(raw: str, base: str, path: str, subpath: str) -> SetSource:
         subpath = subpath or _clean_subpath(in_tree, raw)
     api = os.environ.get(ENV_GITHUB_API, GITHUB_API).rstrip("/")
     archive = f"{api}/repos/{owner}/{repo}/tarball" + (f"/{ref}" if ref else "")
-    return SetSource(raw, archive, subpath, repo.lower(), GITHUB_DOWNLOAD_HOSTS)
+    return SetSource(raw, archive, subpath, repo.lower(), GITHUB_DOWNLOAD_HOSTS, repository=True)
 
 
 def _clean_subpath(text: str, raw: str) -> str:
@@ -428,7 +429,7 @@ def fetch_sets(
     ``#PATH`` that is not in the archive.
     """
     source = parse_source(text)
-    options = options or FetchOptions(max_bytes=DEFAULT_MAX_DOWNLOAD)
+    options = options or FetchOptions(timeout_s=DEFAULT_DOWNLOAD_TIMEOUT_S, max_bytes=DEFAULT_MAX_DOWNLOAD)
     options = replace(
         options, redirect_hosts=options.redirect_hosts | source.redirect_hosts, expect="an archive"
     )
@@ -488,7 +489,7 @@ def find_set_folders(base: Path, max_depth: int = MAX_SET_DEPTH) -> list[Path]:
 def set_name_for(fetched: FetchedSets, folder: Path) -> str:
     """The default set name of one of ``fetched``'s folders: a GitHub repository's name; else the
     folder's parent inside the archive, as for a local folder; else the archive's own name."""
-    if fetched.source.redirect_hosts:  # a GitHub source
+    if fetched.source.repository:
         return fetched.source.name
     parent = folder.parent
     if parent != fetched.archive.folder and parent.is_relative_to(fetched.archive.folder):

@@ -15,6 +15,7 @@ from cuda_l2_explorer.cli.common import (
     say,
     store_path,
 )
+from cuda_l2_explorer.importer.set_limits import DEFAULT_DOWNLOAD_TIMEOUT_S, DEFAULT_MAX_DOWNLOAD
 
 NAME = "import-kernels"
 HELP = "store kernel sets (SPEC §4) from a folder, an archive, a URL or a GitHub repository"
@@ -40,7 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="name to store the sets under (default: a GitHub repository's name, else the set "
         "folder's parent, else the archive's name)",
     )
-    add_download_options(p, timeout_s=300.0, max_bytes=256 << 20)
+    add_download_options(p, timeout_s=DEFAULT_DOWNLOAD_TIMEOUT_S, max_bytes=DEFAULT_MAX_DOWNLOAD)
     add_format(p)
 
 

@@ -111,10 +111,8 @@ def fetch_kernel_sets(
 def kernel_set_folder(
     source: str, options: FetchOptions | None = None, feedback: Feedback = SILENT
 ) -> SetFolder:
-    """The one set folder ``source`` names: a folder as it is; an archive (file or URL) or a
-    GitHub repository fetched and unpacked first (UsageError when it holds several sets)."""
-    if not looks_like_archive(source):
-        return SetFolder(Path(source).expanduser(), None, None)
+    """The one set folder an archive (file or URL) or a GitHub repository holds, fetched and
+    unpacked first (UsageError when it holds several sets)."""
     fetched = fetch_kernel_sets(source, options, feedback)
     folder = one_set(fetched)
     return SetFolder(folder, set_name_for(fetched, folder), fetched.description())
