@@ -408,6 +408,16 @@ def done_configs(store: Store, run_id: str) -> set[Shape]:
     return {Shape(*r) for r in rows}
 
 
+def configs_with_status(store: Store, run_id: str, statuses: Sequence[str]) -> list[Shape]:
+    """The configs of a run that ended with one of ``statuses``, in shape order."""
+    marks = ", ".join("?" for _ in statuses)
+    rows = store.con.execute(
+        f"SELECT m, n, k FROM main.run_configs WHERE run_id = ? AND status IN ({marks}) ORDER BY m, n, k",
+        [run_id, *statuses],
+    ).fetchall()
+    return [Shape(*r) for r in rows]
+
+
 def autotune_choices(
     store: Store, gpu: str, accumulator: str, cublas: str | None, l2: str
 ) -> dict[Shape, dict[str, int]]:

@@ -149,6 +149,44 @@ def test_a_resumed_run_builds_only_the_configs_it_still_measures(db_path):
     assert pending_shapes(db_path, "no-such-run", shapes) == shapes
 
 
+def test_retry_measures_again_the_configs_that_failed_to_build_and_only_those(db_path):
+    """A machine without CUTLASS's headers stored every CuTe kernel as a compile error; once the
+    headers are there, --resume --retry compile_error measures just those configs again."""
+    from cuda_l2_explorer.db.errors import UsageError
+    from cuda_l2_explorer.engine.bench import find_resume, pending_shapes
+
+    shapes = [Shape(64 * i, 64, 64) for i in range(1, 5)]
+    plan = _plan(shapes)
+    for s in shapes[1:3]:
+        plan.kernels[s] = KernelEntry(module=None, build_error="fatal error: cute/tensor.hpp: No such file")
+    with Store.open(db_path) as store:
+        _set_row(store)
+        run_id, first = runner.run_plan(_opener(store.path), plan, "test")
+    assert first["compile_error"] == 2 and first["done"] == 2
+    said: list[str] = []
+    feedback = type("Said", (), {"say": lambda self, line: said.append(line)})()
+    found = find_resume(
+        db_path, run_id, "planted/h100_F32F16F16F32", "offline", retry=("compile_error",), feedback=feedback
+    )
+    assert found[0] == run_id and said == [
+        f"run {run_id}: 2 config(s) that ended compile_error will run again"
+    ]
+    assert pending_shapes(db_path, run_id, shapes) == shapes[1:3]
+    _, again = runner.run_plan(_opener(db_path), _plan(shapes), "test", resume=found)
+    assert again["measured_now"] == 2 and again["done_earlier"] == 2 and again["status"] == "complete"
+    with Store.open(db_path) as store:
+        statuses = store.query("SELECT status, count(*) AS n FROM run_configs GROUP BY 1").to_dicts()
+        dupes = store.scalar(
+            "SELECT count(*) FROM (SELECT run_id, m, n, k, implementation, metric, padded, count(*) c "
+            "FROM measurements GROUP BY ALL HAVING c > 1)"
+        )
+    assert statuses == [{"status": "done", "n": 4}] and dupes == 0
+    with pytest.raises(UsageError, match="--retry needs --resume"):
+        find_resume(db_path, None, None, "offline", retry=("compile_error",))
+    with pytest.raises(UsageError, match="not done"):
+        find_resume(db_path, run_id, None, "offline", retry=("done",))
+
+
 def _measure_in_batches(db_path, plan, pending, built, resume=None, build_s=0.0):
     """engine.bench.measure_in_batches with the real runner; ``built`` records each batch built."""
     from cuda_l2_explorer.engine.bench import BenchRun, measure_in_batches

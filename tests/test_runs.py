@@ -86,3 +86,25 @@ def test_cutlass_is_recorded_only_for_sets_that_use_it(tmp_path, monkeypatch):
         cutlass_of(SimpleNamespace(files=[SimpleNamespace(path=raw), SimpleNamespace(path=with_cute)]))
         == "4.2.0"
     )
+
+
+def test_a_set_that_needs_cutlass_is_refused_where_none_is_found(tmp_path, monkeypatch):
+    """Without CUTLASS every CuTe file would fail to build and be stored as the kernel's own
+    compile error (an H100 call lost 115 reference configs so): refuse before building."""
+    from types import SimpleNamespace
+
+    from cuda_l2_explorer.engine.bench import cutlass_of
+    from cuda_l2_explorer.importer.harness import build
+
+    monkeypatch.setattr(build, "find_cutlass", lambda: None)  # this machine's wheel stands aside
+    raw = tmp_path / "64_64_64.cu"
+    raw.write_text("#include <cuda_fp16.h>\n")
+    with_cute = tmp_path / "128_128_128.cu"
+    with_cute.write_text("#include <cute/tensor.hpp>\n")
+    scan = SimpleNamespace(files=[SimpleNamespace(path=raw), SimpleNamespace(path=with_cute)])
+    with pytest.raises(
+        UsageError, match=r"1 of the set's 2 files include CUTLASS .*128_128_128\.cu.*CUTLASS_DIR"
+    ):
+        cutlass_of(scan, required=True)
+    assert cutlass_of(scan) is None  # a cluster's workers bring their own headers
+    assert cutlass_of(SimpleNamespace(files=[SimpleNamespace(path=raw)]), required=True) is None

@@ -69,6 +69,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="RUN_ID",
         help="continue an interrupted run (the latest of this set and mode by default)",
     )
+    p.add_argument(
+        "--retry",
+        type=_statuses,
+        default=(),
+        metavar="STATUS[,STATUS]",
+        help="with --resume: measure again the run's configs that ended with these statuses "
+        "(compile_error, timeout, crashed, error), e.g. after installing missing headers",
+    )
     p.add_argument("--timeout", type=float, default=300.0, metavar="S", help="per-config limit (default 300)")
     p.add_argument(
         "--time-budget",
@@ -121,6 +129,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_format(p)
 
 
+def _statuses(value: str) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(s.strip() for s in value.split(",") if s.strip()))
+
+
 def _per_unit(value: int | None) -> int:
     from cuda_l2_explorer.db.errors import UsageError
     from cuda_l2_explorer.importer.harness.build_units import DEFAULT_PER_UNIT
@@ -149,6 +161,7 @@ def run(args: argparse.Namespace) -> int:
         gpus=args.gpus,
         cluster=args.cluster,
         resume=args.resume,
+        retry=args.retry,
         timeout_s=args.timeout,
         time_budget_s=args.time_budget,
         warm_l2=args.warm_l2,

@@ -24,6 +24,8 @@ from cuda_l2_explorer.engine.imports import SetFolder, kernel_set_folder, looks_
 from cuda_l2_explorer.engine.library import library_entries, library_path, record_set
 from cuda_l2_explorer.importer.harness.build_units import DEFAULT_PER_UNIT
 
+# How a config of a run can end other than 'done' (importer/harness/measurer.py): what --retry takes.
+RETRYABLE = ("compile_error", "timeout", "crashed", "error")
 CUTLASS_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"](cutlass|cute)/', re.MULTILINE)
 
 
@@ -78,6 +80,7 @@ class BenchRequest:
     gpus: str = "0"  # "all" or "0,1"
     cluster: str | None = None  # a Dask scheduler's address: measure on its GPU workers instead
     resume: str | None = None  # a run id, or "latest" (of this set and mode)
+    retry: tuple[str, ...] = ()  # with resume: configs that ended so (compile_error, ...) run again
     timeout_s: float = 300.0  # per config
     time_budget_s: float | None = None  # start no new config after this long (resumable)
     warm_l2: bool = False
@@ -160,16 +163,38 @@ def _resolve_set(set_: str | None, store_path: Path | None, feedback: Feedback) 
 
 
 def find_resume(
-    store_path: Path | None, resume: str | None, set_id: str | None, mode: str, kind: str = "bench"
+    store_path: Path | None,
+    resume: str | None,
+    set_id: str | None,
+    mode: str,
+    kind: str = "bench",
+    retry: tuple[str, ...] = (),
+    feedback: Feedback = SILENT,
 ) -> tuple[str, dict] | None:
     """The run to continue (``resume``: a run id, or "latest" of this set and mode), None without
-    ``resume``. The store is opened either way: it is created (or migrated) before any GPU work."""
+    ``resume``. The store is opened either way: it is created (or migrated) before any GPU work.
+    ``retry``: the run's configs that ended with one of these statuses are forgotten, so the
+    resumed run measures them again (after the cause, such as missing headers, is fixed)."""
     from cuda_l2_explorer.importer.harness import runner
 
+    if retry and not resume:
+        raise UsageError("--retry needs --resume: it measures again configs of a run that ended so")
+    unknown = sorted(set(retry) - set(RETRYABLE))
+    if unknown:
+        raise UsageError(f"--retry takes {', '.join(RETRYABLE)}; not {', '.join(unknown)}")
     with Store.open(store_path, with_bundled=False, views=False) as store:
         if not resume:
             return None
-        return runner.find_resumable(store, None if resume == "latest" else resume, set_id, mode, kind=kind)
+        found = runner.find_resumable(store, None if resume == "latest" else resume, set_id, mode, kind=kind)
+        if retry:
+            again = reads.configs_with_status(store, found[0], retry)
+            with store.transaction():
+                for shape in again:
+                    writes.clear_config(store, found[0], *shape.astuple())
+            feedback.say(
+                f"run {found[0]}: {len(again)} config(s) that ended {'/'.join(retry)} will run again"
+            )
+        return found
 
 
 def resumed_shapes(resume: tuple[str, dict]) -> list[Shape]:
@@ -205,7 +230,9 @@ def run_bench(request: BenchRequest, feedback: Feedback = SILENT) -> BenchRun:
     if scan is not None:
         name = request.set_name or resolved.name or scan.root.parent.name or "set"
         set_id = f"{name}/{scan.device}_{scan.accumulator}"
-    resume = find_resume(store_path, request.resume, set_id, settings.mode)
+    resume = find_resume(
+        store_path, request.resume, set_id, settings.mode, retry=request.retry, feedback=feedback
+    )
     pending = shapes
     if resume is not None:
         shapes = resumed_shapes(resume)
@@ -221,7 +248,8 @@ def run_bench(request: BenchRequest, feedback: Feedback = SILENT) -> BenchRun:
         timeout_s=request.timeout_s,
         time_budget_s=request.time_budget_s,
         l2="warm" if request.warm_l2 else "cold",
-        cutlass=cutlass_of(scan) if scan is not None else None,
+        # A cluster's workers compile with headers of their own; here the builds are local.
+        cutlass=cutlass_of(scan, required=not request.cluster) if scan is not None else None,
         cluster=request.cluster,
     )
     if scan is None:
@@ -282,12 +310,23 @@ def measure_in_batches(
     return run
 
 
-def cutlass_of(scan) -> str | None:
-    """The CUTLASS version the set's kernels were built against, if any of them uses CUTLASS."""
+def cutlass_of(scan, required: bool = False) -> str | None:
+    """The CUTLASS version the set's kernels are built against, if any of them uses CUTLASS.
+
+    ``required``: the builds happen here, so a set that includes CUTLASS or CuTe headers with none
+    to be found is refused before anything is built or stored; otherwise every such file would be
+    recorded as a compile error of the kernel's own (an H100 call lost 115 reference configs so)."""
     from cuda_l2_explorer.importer.harness.build import find_cutlass
 
-    uses = any(CUTLASS_INCLUDE.search(f.path.read_text(errors="replace")) for f in scan.files)
-    found = find_cutlass() if uses else None
+    users = [f for f in scan.files if CUTLASS_INCLUDE.search(f.path.read_text(errors="replace"))]
+    found = find_cutlass() if users else None
+    if users and found is None and required:
+        raise UsageError(
+            f"{len(users)} of the set's {len(scan.files)} files include CUTLASS or CuTe headers "
+            f"(e.g. {users[0].path.name}) and no CUTLASS was found: set CUTLASS_DIR to a CUTLASS "
+            "checkout, or pip install nvidia-cutlass==4.2.0.0 (the tuner-build extra); nothing was "
+            "built or stored"
+        )
     return found.version if found else None
 
 
@@ -331,7 +370,9 @@ def _run_manifest_set(
     gpus = _gpus(request)
     library = library_path(request.library)
     set_id = record_set(store_path, set_dir.resolve(), manifest, library)
-    resume = find_resume(store_path, request.resume, set_id, settings.mode)
+    resume = find_resume(
+        store_path, request.resume, set_id, settings.mode, retry=request.retry, feedback=feedback
+    )
     if resume is not None:
         shapes = resumed_shapes(resume)
     plan = BenchPlan(
@@ -381,6 +422,7 @@ def _build(
     # sm_90a) names their arch, and the workers compile with this config, not a guess of their own.
     config = make_config(scan.device) if request.cluster else None
     bar = feedback.bar(f"building kernels on {request.cluster}" if request.cluster else "building kernels")
+    started = time.monotonic()
     try:
         results = build_all(
             files,
@@ -424,7 +466,7 @@ def _build(
     failed = sum(1 for r in results.values() if not r.ok)
     cached = sum(1 for r in results.values() if r.ok and r.cached)
     feedback.say(
-        f"built {len(files) - failed} of {len(files)} kernels "
+        f"built {len(files) - failed} of {len(files)} kernels in {time.monotonic() - started:.0f} s "
         f"({cached} from the cache, {failed} failed to compile)"
     )
     return entries
