@@ -148,6 +148,9 @@ while [ $# -gt 0 ]; do
     # REFSET_LIMIT kills the bench after that many (the store keeps every finished config);
     # REFSET_TIMEOUT (30 s) gives up on one config (its 4096^3 kernel hung past 300 s on 2026-11-24;
     # 5 of the first 35 configs timed out, 60 s each at the old limit; the slowest that finished took 13 s).
+    # Its kernels include CuTe: without .carry/cutlass-4.2.0.tar.gz bench now refuses to start (on
+    # 2026-11-27 a call without it stored 115 configs as compile errors; REFSET_RETRY=compile_error
+    # with the resumed store measures such configs again).
     mkdir -p /tmp/refset && tar xzf .carry/refset-h100.tar.gz -C /tmp/refset || exit 1
     # Kernels built on the CPU machine for this one (benchmarks/refset/prebuild.py): cache hits here
     # when the versions match (the bench log's "N from the cache" says how many were).
@@ -162,7 +165,7 @@ while [ $# -gt 0 ]; do
     refs=$(grep -v '^#' "${REFSET:-benchmarks/refset/configs.txt}" | tr -s ' \n' '\n' | sed '/^$/d' | head -n "${REFSET_COUNT:-100000}" | paste -sd,)
     timeout "${REFSET_LIMIT:-500}" python3 -m cuda_l2_explorer --db "$OUT/refset.duckdb" --no-bundled bench --set /tmp/refset/kernels/h100_F32F16F16F32 \
       --set-name cuda-l2 --mnk "$refs" --mode offline --jobs "${REFSET_JOBS:-16}" --per-unit "${REFSET_PER_UNIT:-4}" $resume --time-budget "${BUDGET:-400}" \
-      --timeout "${REFSET_TIMEOUT:-30}" --progress jsonl --json \
+      --timeout "${REFSET_TIMEOUT:-30}" ${REFSET_RETRY:+--retry "$REFSET_RETRY"} --progress jsonl --json \
       >"$OUT/refset.json" 2>"$OUT/refset.log"
     echo "bench refset: exit $? after $(( $(date +%s) - start )) s: $(tr -d '\n' <"$OUT/refset.json" | head -c 400)" \
       | tee -a "$OUT/device.txt"

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# A device call sends the whole working tree, tracked files included, within 64 MiB with what it
+# carries; the committed evidence archives (~32 MB of stores and logs under benchmarks/) leave too
+# little room for duckdb (16 MB) and a library. No device script reads them, so they step aside
+# for the call: `device_trim.sh out` moves every tracked file over 200 KB under benchmarks/ to
+# /tmp/l2x-trim (paths kept), `device_trim.sh back` restores them. Never commit between the two.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+AWAY=${L2X_TRIM_DIR:-/tmp/l2x-trim}
+case "${1:-}" in
+out)
+  git ls-files -z benchmarks | while IFS= read -r -d '' f; do
+    if [ -f "$f" ] && [ "$(stat -c %s "$f")" -gt 200000 ]; then
+      mkdir -p "$AWAY/$(dirname "$f")" && mv "$f" "$AWAY/$f"
+    fi
+  done
+  echo "moved $(find "$AWAY" -type f | wc -l) files to $AWAY"
+  ;;
+back)
+  [ -d "$AWAY" ] || { echo "nothing to restore"; exit 0; }
+  (cd "$AWAY" && find . -type f -print0) | while IFS= read -r -d '' f; do
+    mkdir -p "$(dirname "$f")" && mv "$AWAY/$f" "$f"
+  done
+  find "$AWAY" -depth -type d -empty -delete
+  if git status --short benchmarks | grep '^ D'; then echo "still missing (above)"; exit 1; fi
+  echo "restored"
+  ;;
+*) echo "usage: $0 out|back" >&2; exit 2 ;;
+esac
