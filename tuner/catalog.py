@@ -191,6 +191,11 @@ def first_catalog() -> list[KernelConfig]:
         _c(128, 64, cluster_m=2),
         _c(256, 128, cluster_m=2),
         _c(128, 64, swap_ab=True, cluster_m=2),
+        # cuBLASLt's auto-tuned winner at K <= 1024 with M, N >= 2048 is nvjet 128x160 5-stage in a
+        # 2x1 cluster (2026-11-25); as swap-AB (160 along the user's M, whose A is K-major) with
+        # CuTe's extended wgmma widths it ran 0.984 of our 128x128 ping-pong on 20 such configs
+        # (2026-11-27, benchmarks/tuner/h100-2026-11-27-s22/)
+        _c(128, 160, schedule="pingpong", cluster_m=2, stages=5, swap_ab=True),
     ]
     names = [c.name for c in cat]
     assert len(set(names)) == len(names), "duplicate names in the catalog"
