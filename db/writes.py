@@ -6,6 +6,7 @@ Callers above ``db`` never write SQL: they pass records here, inside ``Store.tra
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -188,12 +189,27 @@ def delete_runs(store: Store, run_ids: list[str]) -> int:
 def drop_foreign_sources(store: Store) -> None:
     """Blank the source and compiler log of every kernel not of our own sets: a dataset we ship
     holds our measurements of another system's kernels, never their code (each keeps the sha256
-    of the exact file measured)."""
+    of the exact file measured). A config's compile error keeps the compiler's diagnostics, not
+    the lines of code nvcc quotes under them."""
+    foreign = "SELECT set_id FROM main.kernel_sets WHERE origin <> 'ours'"
     store.con.execute(
-        "UPDATE main.kernels SET source = NULL, build_log = NULL "
-        "WHERE set_id IN (SELECT set_id FROM main.kernel_sets WHERE origin <> 'ours') "
+        f"UPDATE main.kernels SET source = NULL, build_log = NULL WHERE set_id IN ({foreign}) "
         "AND (source IS NOT NULL OR build_log IS NOT NULL)"
     )
+    rows = store.con.execute(
+        "SELECT run_id, m, n, k, message FROM main.run_configs WHERE status = 'compile_error' "
+        f"AND message IS NOT NULL AND run_id IN (SELECT run_id FROM main.runs WHERE set_id IN ({foreign}))"
+    ).fetchall()
+    for run_id, m, n, k, message in rows:
+        kept = "\n".join(line for line in message.splitlines() if _DIAGNOSTIC.search(line))
+        store.con.execute(
+            "UPDATE main.run_configs SET message = ? WHERE run_id = ? AND m = ? AND n = ? AND k = ?",
+            [kept, run_id, m, n, k],
+        )
+
+
+# A compiler's own lines (nvcc, gcc, the harness's summary), not the source lines it quotes.
+_DIAGNOSTIC = re.compile(r"(error|warning|note)\s*[:#]|compilation terminated|^built alone|errors? detected")
 
 
 def record_gpu_label(store: Store, gpu: str) -> None:

@@ -133,14 +133,30 @@ def test_another_systems_kernel_source_is_never_bundled(tmp_path):
             "('cuda-l2/h100_F32F16F16F32/64_64_64', 'cuda-l2/h100_F32F16F16F32', 64, 64, 64, 'cc', "
             "'their code', 'a warning quoting their code')"
         )
+        store.con.execute("UPDATE runs SET set_id = 'cuda-l2/h100_F32F16F16F32'")
+        store.con.execute(
+            "INSERT INTO run_configs (run_id, m, n, k, status, message) "
+            "VALUES ('r-off', 256, 512, 1024, 'compile_error', ?)",
+            [
+                "/tmp/k/64_64_64.cu(175): error: no suitable constructor exists\n"
+                "        their_call(workspace, device_id);\n"
+                "                                 ^\n"
+                '1 error detected in the compilation of "wrapper.cu".'
+            ],
+        )
     out = tmp_path / "bundle"
     build([], [path], out, "foreign sources")
     with Store.open(tmp_path / "read.duckdb", read_only=True, with_bundled=True, bundled_dir=out) as store:
         sql = "SELECT set_id, source_sha256, source, build_log FROM all_kernels ORDER BY 1"
         rows = store.query(sql).rows()
+        message = store.scalar("SELECT message FROM all_run_configs WHERE run_id = 'r-off'")
     assert rows == [
         ("cuda-l2/h100_F32F16F16F32", "cc", None, None),
         ("ours/h100_F32F16F16F32", "aa", "our code", None),
+    ]
+    assert message.splitlines() == [  # the diagnostics, not the code nvcc quotes under them
+        "/tmp/k/64_64_64.cu(175): error: no suitable constructor exists",
+        '1 error detected in the compilation of "wrapper.cu".',
     ]
 
 

@@ -486,7 +486,11 @@ def test_lookup_rows_carry_the_speedups_views_figures():
     for run, m, n, k, name, median in baselines:
         fastest.setdefault((run, m, n, k), []).append((median, name))
     by_config = {(r["run_id"], r["m"], r["n"], r["k"]): r["best_baseline"] for r in rows}
-    assert all(by_config[config] == min(times)[1] for config, times in fastest.items())
+    # Configs whose kernel has no device-time ratio (it escaped graph capture, timed out or failed
+    # to build: SPEC 7 shows those apart) have baselines but no lookup row.
+    both = set(by_config) & set(fastest)
+    assert len(both) > 2000
+    assert all(by_config[c] == min(fastest[c])[1] for c in both)
 
 
 def test_equally_fast_baselines_resolve_to_the_first_name(db_path):
@@ -648,3 +652,20 @@ def test_calibration_sets_each_tuned_config_beside_what_lookup_predicts_without_
         f"1.000 (from {min(ratios):.3f} to {max(ratios):.3f}), 0 of 4 inside the predicted interval"
     )
     assert [str(p.shape) for p in just_one.points] == ["1024_1024_1024"]
+
+
+def test_a_covering_config_far_larger_than_the_shape_is_bounded_by_the_baseline_nearby():
+    """1000^3 on the bundled data once got 'best measured kernel: cuda-l2 12288_4096_4096
+    (covering) at <= 0.854x': that config's own ratio, while its kernel runs 664 us against the
+    baseline's 6.5 us at 1024^3. A baseline at a smaller covering config bounds the ratio, and
+    the answer names the measured kernel with the best prediction for the shape."""
+    query = Shape(1000, 1000, 1000)
+    huge = measured(
+        12288, 4096, 4096, 664.0, 567.0, set_id="ref/h100_F32F16F16F32", runtime_shapes=False, family=None
+    )
+    near = measured(1024, 1024, 1024, 6.73, 6.46)
+    result = rank(query, [huge, near])
+    by_shape = {str(r.candidate.shape): r for r in kernels(result)}
+    assert by_shape["12288_4096_4096"].predicted_speedup == pytest.approx(6.46 / 664.0, rel=1e-6)
+    assert "smallest measured config covering your shape" in by_shape["12288_4096_4096"].predicted_basis
+    assert "ours/h100_F32F16F16F32 1024_1024_1024 (nearest) at 0.960x" in result.answer

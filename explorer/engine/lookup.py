@@ -310,7 +310,11 @@ class _AtQuery:
 
 
 def _prediction(
-    query: Shape, tier: str, c: Candidate, at_query: dict[tuple[str, str], _AtQuery]
+    query: Shape,
+    tier: str,
+    c: Candidate,
+    at_query: dict[tuple[str, str], _AtQuery],
+    covering_base: dict[tuple[str, str], float] | None = None,
 ) -> Prediction:
     point = c.speedup_best
     measured_spread = _ratio_spread(
@@ -347,6 +351,19 @@ def _prediction(
             low is not None and low > 1.0,
             f"measured best baseline at your shape / kernel at {c.shape} ({what} the padding copy)",
         )
+    # A baseline at a measured shape that covers yours costs at least what it costs at yours (a
+    # GEMM does not slow down as every dimension shrinks), so that time over the padded kernel's
+    # bounds the speedup too: a config 200x your volume gets ~0.01, not its own ratio.
+    bound = (covering_base or {}).get((c.gpu, c.mode))
+    if bound is not None and kernel is not None and point is not None and bound / kernel < point:
+        return Prediction(
+            bound / kernel,
+            None,
+            bound / kernel,
+            False,
+            f"upper bound: the best baseline at the smallest measured config covering your shape / "
+            f"kernel at {c.shape}",
+        )
     return Prediction(
         point,
         None,
@@ -369,6 +386,19 @@ def _at_query(query: Shape, candidates: Sequence[Candidate]) -> dict[tuple[str, 
             if key not in out or c.best_baseline_s < out[key].seconds:
                 out[key] = _AtQuery(c.best_baseline_s, c.baseline_p10_s, c.baseline_p90_s, c.best_baseline)
     return out
+
+
+def _covering_base(query: Shape, candidates: Sequence[Candidate]) -> dict[tuple[str, str], float]:
+    """Per (GPU, mode): the best-baseline time measured at the smallest config covering the query
+    (not the query itself: that is :func:`_at_query`), an upper bound of the baseline's time there."""
+    out: dict[tuple[str, str], tuple[int, float]] = {}
+    for c in candidates:
+        if c.source == PUBLISHED or c.best_baseline_s is None or not c.shape.covers(query):
+            continue
+        key, mine = (c.gpu, c.mode), (c.shape.volume, c.best_baseline_s)
+        if key not in out or mine < out[key]:
+            out[key] = mine
+    return {key: seconds for key, (_, seconds) in out.items()}
 
 
 def _baseline_entry(
@@ -443,7 +473,8 @@ def rank(query: Shape, candidates: Sequence[Candidate], limit: int | None = 10) 
     covered = bool(runnable)
     pool = runnable if covered else list(candidates)
     at_query = _at_query(query, candidates)
-    predictions = {c: _prediction(query, tiers[c], c, at_query) for c in pool}
+    covering_base = _covering_base(query, candidates)
+    predictions = {c: _prediction(query, tiers[c], c, at_query, covering_base) for c in pool}
     if covered:
         order = _total_keys({c: _sort_key(query, tiers[c], c) for c in pool})
         estimates = _set_estimates(query, pool, order)
@@ -479,17 +510,25 @@ def rank(query: Shape, candidates: Sequence[Candidate], limit: int | None = 10) 
     top = ranked[:1]
     if top and top[0].tier == BASELINE and covered:
         for source in ("measured", PUBLISHED):
-            first = next(
-                (
-                    (i, e)
-                    for i, e in enumerate(entries, 1)
-                    if e[1] not in (BASELINE, "uncovered") and e[2].source == source
-                ),
-                None,
+            kernels = [
+                (i, e)
+                for i, e in enumerate(entries, 1)
+                if e[1] not in (BASELINE, "uncovered")
+                and e[2].source == source
+                and (e[1] != "nearest" or e[2] in estimates)
+            ]
+            if not kernels:
+                continue
+            # Measured: the best prediction for your shape, not the first in tier order (a config
+            # 200x your volume covers it but runs far slower than a nearby estimate). Published
+            # ratios have no time at your shape: the first in order, the least padding.
+            best = (
+                max(kernels, key=lambda ie: (ie[1][3].speedup or 0.0, -ie[0]))
+                if source != PUBLISHED
+                else kernels[0]
             )
-            if first is not None:
-                i, (_, tier, c, p) = first
-                top.append(_ranked(i, query, tier, c, p))
+            i, (_, tier, c, p) = best
+            top.append(_ranked(i, query, tier, c, p))
     answer_text, measure = _answer(query, top, covered, _limits(query, candidates))
     return LookupResult(
         query, covered, _message(query, tiers, covered), ranked, answer=answer_text, measure=measure

@@ -144,7 +144,7 @@ while [ $# -gt 0 ]; do
     # built with REFSET_JOBS (16) nvcc jobs, REFSET_PER_UNIT (4) files to a translation unit (torch's
     # headers parsed once a unit: a kernel alone is ~130 s of one core, nearly all of it the headers),
     # a batch of jobs x per-unit configs at a time, harness 3 + audit, into refset.duckdb. A store carried in
-    # .carry/refset.duckdb.gz is resumed; BUDGET stops starting configs after that many seconds,
+    # .carry/refset.duckdb.gz is resumed; REFSET_BUDGET (else BUDGET) stops starting batches after that many seconds,
     # REFSET_LIMIT kills the bench after that many (the store keeps every finished config);
     # REFSET_TIMEOUT (30 s) gives up on one config (its 4096^3 kernel hung past 300 s on 2026-11-24;
     # 5 of the first 35 configs timed out, 60 s each at the old limit; the slowest that finished took 13 s).
@@ -164,7 +164,7 @@ while [ $# -gt 0 ]; do
     fi
     refs=$(grep -v '^#' "${REFSET:-benchmarks/refset/configs.txt}" | tr -s ' \n' '\n' | sed '/^$/d' | head -n "${REFSET_COUNT:-100000}" | paste -sd,)
     timeout "${REFSET_LIMIT:-500}" python3 -m cuda_l2_explorer --db "$OUT/refset.duckdb" --no-bundled bench --set /tmp/refset/kernels/h100_F32F16F16F32 \
-      --set-name cuda-l2 --mnk "$refs" --mode offline --jobs "${REFSET_JOBS:-16}" --per-unit "${REFSET_PER_UNIT:-4}" $resume --time-budget "${BUDGET:-400}" \
+      --set-name cuda-l2 --mnk "$refs" --mode offline --jobs "${REFSET_JOBS:-16}" --per-unit "${REFSET_PER_UNIT:-4}" $resume --time-budget "${REFSET_BUDGET:-${BUDGET:-400}}" \
       --timeout "${REFSET_TIMEOUT:-30}" ${REFSET_RETRY:+--retry "$REFSET_RETRY"} --progress jsonl --json \
       >"$OUT/refset.json" 2>"$OUT/refset.log"
     echo "bench refset: exit $? after $(( $(date +%s) - start )) s: $(tr -d '\n' <"$OUT/refset.json" | head -c 400)" \
