@@ -718,3 +718,16 @@ async def test_compare_says_how_to_measure_a_published_set(app_db):
         summary = str(app.query_one("#compare-summary").render())
         assert "no harness-3 measurement" in summary
         assert "bench --set <checkout>/kernels/h100_F32F16F16F32 --set-name cuda-l2" in summary
+
+
+def test_the_first_selection_is_the_measured_one_with_the_most_configs():
+    """With the reference set's partial measurement bundled beside our whole grid, a fresh app
+    opens on ours (both measured, H100, offline), not on the first in name order."""
+    from cuda_l2_explorer.app.data import Selection, preferred_selection
+
+    partial = Selection("cuda-l2/h100_F32F16F16F32", "h100", "offline", "measured")
+    whole = Selection("ours/h100_F32F16F16F32", "h100", "offline", "measured")
+    published = Selection("cuda-l2/h100_F32F16F16F32", "h100", "offline", "published")
+    counts = {partial: 112, whole: 1000, published: 1000}
+    assert preferred_selection([partial, published, whole], None, counts) == whole
+    assert preferred_selection([partial, published, whole], partial, counts) == partial  # kept

@@ -37,14 +37,23 @@ class Selection:
         return f"{self.set_id} · {self.gpu} · {self.mode} · {self.source}"
 
 
-def preferred_selection(selections: list[Selection], current: Selection | None) -> Selection | None:
+def preferred_selection(
+    selections: list[Selection], current: Selection | None, configs: dict[Selection, int] | None = None
+) -> Selection | None:
     """The one to show: the current one if it is still there, else measured data first, then
-    Hopper GPUs, then offline mode."""
+    Hopper GPUs, then offline mode, then the most configs (``configs``: a whole grid before a
+    partial measurement, such as the reference set's so far)."""
     if current in selections:
         return current
+    counts = configs or {}
     return min(
         selections,
-        key=lambda s: (s.source != "measured", s.gpu not in ("h100", "h200"), s.mode != "offline"),
+        key=lambda s: (
+            s.source != "measured",
+            s.gpu not in ("h100", "h200"),
+            s.mode != "offline",
+            -counts.get(s, 0),
+        ),
         default=None,
     )
 
@@ -102,7 +111,10 @@ class DataSource:
                 {Selection(*row) for row in stats.select("set_id", "gpu", "mode", "source").iter_rows()},
                 key=lambda s: (s.gpu, s.set_id, s.mode, s.source),
             )
-            chosen = preferred_selection(selections, current)
+            counts: dict[Selection, int] = {}
+            for *key, n in stats.select("set_id", "gpu", "mode", "source", "configs").iter_rows():
+                counts[Selection(*key)] = max(counts.get(Selection(*key), 0), int(n or 0))
+            chosen = preferred_selection(selections, current, counts)
             if chosen is None:
                 return Snapshot(selections, stats, None, pl.DataFrame(), pl.DataFrame())
             table, runs = self._selection_data(store, chosen)
