@@ -230,6 +230,9 @@ def run_bench(request: BenchRequest, feedback: Feedback = SILENT) -> BenchRun:
     if scan is not None:
         name = request.set_name or resolved.name or scan.root.parent.name or "set"
         set_id = f"{name}/{scan.device}_{scan.accumulator}"
+    # Before the store changes (--retry): a set that cannot build here is refused first. A
+    # cluster's workers compile with headers of their own; otherwise the builds are local.
+    cutlass = cutlass_of(scan, required=not request.cluster) if scan is not None else None
     resume = find_resume(
         store_path, request.resume, set_id, settings.mode, retry=request.retry, feedback=feedback
     )
@@ -248,8 +251,7 @@ def run_bench(request: BenchRequest, feedback: Feedback = SILENT) -> BenchRun:
         timeout_s=request.timeout_s,
         time_budget_s=request.time_budget_s,
         l2="warm" if request.warm_l2 else "cold",
-        # A cluster's workers compile with headers of their own; here the builds are local.
-        cutlass=cutlass_of(scan, required=not request.cluster) if scan is not None else None,
+        cutlass=cutlass,
         cluster=request.cluster,
     )
     if scan is None:
