@@ -223,3 +223,15 @@ def pytest_collection_finish(session):
 
 def pytest_sessionfinish(session, exitstatus):
     BACKGROUND.close()
+
+
+def modules_loaded_after(statements: str, names: tuple[str, ...]) -> list[str]:
+    """Run ``statements`` in a fresh interpreter and list the loaded modules among ``names`` (a
+    name or anything under it): what an import or a call costs at start-up."""
+    code = (
+        f"import sys\n{statements}\nnames = {names!r}\n"
+        "print('\\n'.join(sorted(m for m in sys.modules"
+        " if any(m == n or m.startswith(n + '.') for n in names))))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    return out.split()

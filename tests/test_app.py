@@ -89,16 +89,10 @@ async def test_what_the_app_holds_after_loading_is_out_of_the_collectors_full_pa
 def test_the_app_module_draws_before_polars_and_duckdb_load():
     """Importing the app (what happens before the first frame) leaves Polars, DuckDB and the engine
     to the first worker: about 0.2 s of imports off the way to the first paint."""
-    import subprocess
-    import sys
+    from conftest import modules_loaded_after
 
-    code = (
-        "import sys, cuda_l2_explorer.app.app; "
-        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('polars', 'duckdb') "
-        "or m.startswith('cuda_l2_explorer.engine')))"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "[]"
+    heavy = ("polars", "duckdb", "cuda_l2_explorer.engine")
+    assert modules_loaded_after("import cuda_l2_explorer.app.app", heavy) == []
 
 
 def _text(app, selector: str) -> str:

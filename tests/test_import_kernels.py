@@ -474,10 +474,13 @@ def test_a_folder_is_found_from_the_top_folder_or_from_the_archive_root(tmp_path
 def test_building_the_cli_parser_loads_no_archive_code():
     """Every command builds the whole parser: import-kernels' defaults must not load the unpacker
     (tarfile, zipfile, the fetcher: ~26 ms on every command when they did)."""
-    code = (
-        "import sys; from cuda_l2_explorer.cli.dispatch import build_parser; build_parser(); "
-        "print(sorted(m for m in ('cuda_l2_explorer.importer.remote_set', 'cuda_l2_explorer.importer.fetch', "
-        "'tarfile', 'zipfile') if m in sys.modules))"
+    from conftest import modules_loaded_after
+
+    unpacker = (
+        "cuda_l2_explorer.importer.remote_set",
+        "cuda_l2_explorer.importer.fetch",
+        "tarfile",
+        "zipfile",
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "[]"
+    code = "from cuda_l2_explorer.cli.dispatch import build_parser; build_parser()"
+    assert modules_loaded_after(code, unpacker) == []

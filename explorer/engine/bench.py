@@ -320,12 +320,16 @@ def cutlass_of(scan, required: bool = False) -> str | None:
     recorded as a compile error of the kernel's own (an H100 call lost 115 reference configs so)."""
     from cuda_l2_explorer.importer.harness.build import find_cutlass
 
-    users = [f for f in scan.files if CUTLASS_INCLUDE.search(f.path.read_text(errors="replace"))]
-    found = find_cutlass() if users else None
-    if users and found is None and required:
+    def uses(f) -> bool:
+        return bool(CUTLASS_INCLUDE.search(f.path.read_text(errors="replace")))
+
+    first = next((f for f in scan.files if uses(f)), None)  # one file settles the usual case
+    found = find_cutlass() if first is not None else None
+    if first is not None and found is None and required:
+        users = sum(1 for f in scan.files if uses(f))
         raise UsageError(
-            f"{len(users)} of the set's {len(scan.files)} files include CUTLASS or CuTe headers "
-            f"(e.g. {users[0].path.name}) and no CUTLASS was found: set CUTLASS_DIR to a CUTLASS "
+            f"{users} of the set's {len(scan.files)} files include CUTLASS or CuTe headers "
+            f"(e.g. {first.path.name}) and no CUTLASS was found: set CUTLASS_DIR to a CUTLASS "
             "checkout, or pip install nvidia-cutlass==4.2.0.0 (the tuner-build extra); nothing was "
             "built or stored"
         )
