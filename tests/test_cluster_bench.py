@@ -1,7 +1,8 @@
 """A benchmark run measured on a real Dask cluster's GPU workers (``bench --cluster``): a scheduler
 and two worker processes on 127.0.0.1, each declaring ``GPU=1`` and measuring through the stand-in
 GPU worker (tests/fake_worker.py). One is killed with SIGKILL while the run goes on: its config is
-measured by the other, every config is recorded once, by the driver."""
+measured by the other, every config is recorded once, by the driver. A cluster of two GPU types
+(the stand-in told to report an H200 on some workers) gets a run per type."""
 
 from __future__ import annotations
 
@@ -217,6 +218,33 @@ def test_a_run_of_a_mixed_cluster_resumes_on_its_own_gpu_type(dask_cluster, db_p
     assert {worker for _, _, worker, _ in h200["configs"]} <= {"w1", "w2"}
     # Each config once: the kernel and the two baselines, one row each.
     assert all(status == "done" and rows == 3 for _, status, _, rows in h200["configs"])
+
+
+def test_an_imported_set_built_in_batches_keeps_one_run_per_gpu_type(dask_cluster, db_path):
+    """An imported set's kernels are built and measured a batch at a time: every batch after the
+    first continues the runs the first made, one per GPU type, instead of starting new ones."""
+    from cuda_l2_explorer.engine.bench import BenchRun, measure_in_batches
+
+    address = _mixed_cluster(dask_cluster, "0")
+    shapes = [Shape(64 * i, 64, 64) for i in range(1, 6)]
+    _with_set(db_path)
+    plan = _plan(shapes, address)
+    plan.kernels = {}
+
+    def build(batch: list[Shape]) -> dict:
+        return {s: KernelEntry(module="/fake/module.so") for s in batch}
+
+    def measure(batch_plan: BenchPlan, batch_resume) -> BenchRun:
+        return BenchRun(*runner.run_plan(runner.store_opener(db_path), batch_plan, "test", batch_resume))
+
+    last = measure_in_batches(plan, shapes, build, 2, None, measure)
+    runs = _runs(db_path)
+    assert sorted(runs) == ["h100", "h200"]  # three batches, two runs
+    assert {r.run_id for r in last.runs()} == {r["run_id"] for r in runs.values()}
+    for gpu, (_, _, workers) in TYPES.items():
+        assert runs[gpu]["status"] == "complete"
+        assert sorted(m for m, *_ in runs[gpu]["configs"]) == [s.m for s in shapes]
+        assert {worker for _, _, worker, _ in runs[gpu]["configs"]} <= workers
 
 
 def test_a_run_is_not_resumed_on_a_cluster_without_its_gpu_type(dask_cluster, db_path):
