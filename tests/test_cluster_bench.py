@@ -188,6 +188,11 @@ def test_a_run_of_a_mixed_cluster_resumes_on_its_own_gpu_type(dask_cluster, db_p
     address = _mixed_cluster(dask_cluster, "1.0")
     shapes = [Shape(64 * i, 64, 64) for i in range(1, 7)]
     _with_set(db_path)
+    # A caller that keeps one run's results (the tuner) has the mixed cluster refused, nothing stored.
+    with pytest.raises(UsageError, match=r"more than one GPU type \(1 h100, 2 h200\)"):
+        runner.run_plan(runner.store_opener(db_path), _plan(shapes, address), "test", mixed_gpus=False)
+    with Store.open(db_path, read_only=True) as store:
+        assert store.scalar("SELECT count(*) FROM runs") == 0
     plan = _plan(shapes, address)
     plan.time_budget_s = 0.1  # the configs in flight (one per worker) finish, nothing else starts
     shown: list[str] = []
