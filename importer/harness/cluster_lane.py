@@ -8,6 +8,8 @@ its GPU). A task measures one config through the same isolated worker process a 
 outcome as a value: the driver stays the store's only writer. A Dask worker that dies takes its
 running config with it and the scheduler gives that config to another worker; a config that
 failed on every try (Dask's ``allowed-failures``) is recorded as an error and the run goes on.
+A cluster whose GPU workers hold several GPU types gets a lane per type, each feeding its own
+run with its tasks pinned to that type's workers (harness.runner makes the runs).
 
 The kernels a plan names (our library's ``.so``, an imported set's built modules) must be at the
 same path on every worker: one host, or a shared file system.
