@@ -408,6 +408,12 @@ def done_configs(store: Store, run_id: str) -> set[Shape]:
     return {Shape(*r) for r in rows}
 
 
+def run_gpu(store: Store, run_id: str) -> str | None:
+    """The GPU label a run measures on (a resumed run continues on that GPU type)."""
+    row = store.con.execute("SELECT gpu FROM main.runs WHERE run_id = ?", [run_id]).fetchone()
+    return row[0] if row else None
+
+
 def configs_with_status(store: Store, run_id: str, statuses: Sequence[str]) -> list[Shape]:
     """The configs of a run that ended with one of ``statuses``, in shape order."""
     marks = ", ".join("?" for _ in statuses)

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from http.server import ThreadingHTTPServer
@@ -157,15 +158,16 @@ def _spawn(*args: str, log: Path, env: dict | None = None) -> subprocess.Popen:
 
 @pytest.fixture
 def dask_cluster(tmp_path):
-    """A factory: ``dask_cluster(workers, *worker_args, env=...)`` starts a real Dask scheduler and
-    that many one-thread worker processes on 127.0.0.1 (no nanny: a killed worker stays dead) and
-    returns (address, [worker processes]); all are stopped after the test."""
+    """A factory: ``dask_cluster(workers, *worker_args, env=..., worker_env=[...])`` starts a real
+    Dask scheduler and that many one-thread worker processes on 127.0.0.1 (no nanny: a killed
+    worker stays dead) and returns (address, [worker processes]); all are stopped after the test.
+    ``worker_env``: per worker (w0, w1, ...), variables over ``env`` (a cluster of two GPU types)."""
     pytest.importorskip("distributed")
     from cuda_l2_explorer.importer.cluster import connect
 
     procs: list[subprocess.Popen] = []
 
-    def start(workers: int, *worker_args: str, env: dict | None = None):
+    def start(workers: int, *worker_args: str, env: dict | None = None, worker_env: Sequence[dict] = ()):
         scheduler_file = tmp_path / "scheduler.json"
         procs.append(
             _spawn(
@@ -183,7 +185,8 @@ def dask_cluster(tmp_path):
             _spawn(
                 "distributed.cli.dask_worker", address,
                 "--nthreads", "1", "--no-nanny", "--no-dashboard", "--name", f"w{i}", *worker_args,
-                log=tmp_path / f"worker{i}.log", env=env,
+                log=tmp_path / f"worker{i}.log",
+                env={**(env or {}), **(worker_env[i] if i < len(worker_env) else {})},
             )
             for i in range(workers)
         ]  # fmt: skip

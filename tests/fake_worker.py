@@ -2,7 +2,8 @@
 
 Planted behaviours by M: 13 crashes the process when the kernel runs, 17 hangs when the kernel
 runs, 19 reports a CUDA-context error, 128's launcher audit finds a per-call sync; every other
-config returns synthetic timings after FAKE_WORKER_DELAY seconds. Used only by the orchestrator's CPU tests.
+config returns synthetic timings after FAKE_WORKER_DELAY seconds. FAKE_GPU_NAME and FAKE_GPU_SMS
+change the GPU its hello reports. Used only by the orchestrator's CPU tests.
 """
 
 import json
@@ -23,8 +24,9 @@ send(
         "op": "hello",
         "pid": os.getpid(),
         "info": {
-            "gpu_name": "Fake H100 80GB",
-            "sm_count": 132,
+            # Another GPU type for the mixed-cluster tests (device.gpu_label reads the name).
+            "gpu_name": os.environ.get("FAKE_GPU_NAME", "Fake H100 80GB"),
+            "sm_count": int(os.environ.get("FAKE_GPU_SMS", "132")),
             "l2_bytes": 50 * 2**20,
             "memory_bytes": 80 * 2**30,
             "torch": "fake",

@@ -1,7 +1,8 @@
 """A benchmark run measured on a real Dask cluster's GPU workers (``bench --cluster``): a scheduler
 and two worker processes on 127.0.0.1, each declaring ``GPU=1`` and measuring through the stand-in
 GPU worker (tests/fake_worker.py). One is killed with SIGKILL while the run goes on: its config is
-measured by the other, every config is recorded once, by the driver."""
+measured by the other, every config is recorded once, by the driver. A cluster of two GPU types
+(the stand-in told to report an H200 on some workers) gets a run per type."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pytest
 pytest.importorskip("distributed")
 
 from build_fixtures import PLANTED32, needs_nvcc
+from cuda_l2_explorer.db import writes
 from cuda_l2_explorer.db.errors import UsageError
 from cuda_l2_explorer.db.shapes import Shape
 from cuda_l2_explorer.db.store import Store
@@ -111,6 +113,160 @@ def test_bench_of_an_imported_set_compiles_it_on_the_cluster(
     assert len(metas) == 2 and all(m["built_on"] in {"w0", "w1"} for m in metas)
     with Store.open(db_path, read_only=True) as store:
         assert store.scalar("SELECT count(*) FROM kernels WHERE build_status = 'ok'") == 2
+
+
+# A cluster of two GPU types: w0 reports an H100 (the fake worker's default), w1 and w2 an H200.
+H200 = {"FAKE_GPU_NAME": "Fake H200 141GB", "FAKE_GPU_SMS": "140"}
+TYPES = {"h100": ("Fake H100 80GB", 132, {"w0"}), "h200": ("Fake H200 141GB", 140, {"w1", "w2"})}
+
+
+def _mixed_cluster(dask_cluster, delay: str) -> str:
+    env = {"CUDA_L2_EXPLORER_WORKER": str(FAKE), "FAKE_WORKER_DELAY": delay}
+    address, _ = dask_cluster(3, *GPU_WORKER, env=env, worker_env=[{}, H200, H200])
+    return address
+
+
+def _runs(db_path) -> dict[str, dict]:
+    """Each run of the store by its GPU label: id, status, device, and per config (M) the
+    cluster worker that measured it, its status and how many measurement rows it has."""
+    with Store.open(db_path, read_only=True) as store:
+        runs = store.query("SELECT run_id, gpu, gpu_name, sm_count, status FROM runs").rows()
+        found = {}
+        for run_id, gpu, gpu_name, sm_count, status in runs:
+            configs = store.query(
+                "SELECT m, status, details FROM run_configs WHERE run_id = ?", [run_id]
+            ).rows()
+            counts = dict(
+                store.query(
+                    "SELECT m, count(*) FROM measurements WHERE run_id = ? GROUP BY m", [run_id]
+                ).rows()
+            )
+            found[gpu] = {
+                "run_id": run_id,
+                "device": (gpu_name, sm_count),
+                "status": status,
+                "configs": [(m, st, json.loads(d)["cluster_worker"], counts.get(m)) for m, st, d in configs],
+            }
+        dupes = store.scalar(
+            "SELECT count(*) FROM (SELECT run_id, m, n, k, implementation, metric, count(*) c "
+            "FROM measurements GROUP BY ALL HAVING c > 1)"
+        )
+    assert dupes == 0
+    return found
+
+
+def test_a_bench_on_a_cluster_of_two_gpu_types_makes_a_run_per_type(cli, dask_cluster, db_path):
+    """One run per GPU type, each with every config once, measured by its own type's workers only
+    and labelled with its own device; the CLI's output names both runs."""
+    address = _mixed_cluster(dask_cluster, "0.3")
+    mnk = ["64_64_64", "128_64_64", "192_64_64", "256_64_64", "320_64_64"]
+    result = cli(
+        "--db", db_path, "bench", "--mnk", ",".join(mnk), "--baselines", "cuBLAS-nn,torch.matmul",
+        "--cluster", address, "--progress", "none", "--json",
+    )  # fmt: skip
+    assert result.code == 0, result.err
+    shown = {row["gpu"]: row for row in result.json()}
+    runs = _runs(db_path)
+    assert sorted(shown) == sorted(runs) == ["h100", "h200"]
+    for gpu, (name, sms, workers) in TYPES.items():
+        run, row = runs[gpu], shown[gpu]
+        assert row["run_id"] == run["run_id"] and row["gpu_name"] == name
+        assert row["status"] == run["status"] == "complete" and row["measured_now"] == len(mnk)
+        assert row["cluster_workers"] == len(workers)
+        assert run["device"] == (name, sms)
+        assert sorted(m for m, *_ in run["configs"]) == [int(x.split("_")[0]) for x in mnk]
+        assert all(status == "done" and rows == 2 for _, status, _, rows in run["configs"])
+        assert {worker for _, _, worker, _ in run["configs"]} <= workers
+        assert f"run {run['run_id']}: {len(mnk)} configs measured now" in result.err
+    # Both H200 workers took part: the H200 run's configs were shared between them.
+    assert {worker for _, _, worker, _ in runs["h200"]["configs"]} == {"w1", "w2"}
+
+
+def test_a_run_of_a_mixed_cluster_resumes_on_its_own_gpu_type(dask_cluster, db_path):
+    """Both runs stopped by the time budget; resumed, the H200 run is measured by the H200 workers
+    alone and finished, nothing twice; the H100 run is left as it was."""
+    address = _mixed_cluster(dask_cluster, "1.0")
+    shapes = [Shape(64 * i, 64, 64) for i in range(1, 7)]
+    _with_set(db_path)
+    # A caller that keeps one run's results (the tuner) has the mixed cluster refused, nothing stored.
+    with pytest.raises(UsageError, match=r"more than one GPU type \(1 h100, 2 h200\)"):
+        runner.run_plan(runner.store_opener(db_path), _plan(shapes, address), "test", mixed_gpus=False)
+    with Store.open(db_path, read_only=True) as store:
+        assert store.scalar("SELECT count(*) FROM runs") == 0
+    plan = _plan(shapes, address)
+    plan.time_budget_s = 0.1  # the configs in flight (one per worker) finish, nothing else starts
+    shown: list[str] = []
+    first_id, summary = runner.run_plan(
+        runner.store_opener(db_path), plan, "test", progress=lambda p: shown.append(p.current)
+    )
+    by_gpu = {r["gpu"]: r for r in summary["runs"]}
+    assert first_id == by_gpu["h100"]["run_id"] and summary["gpu"] == "h100"
+    assert by_gpu["h100"]["measured_now"] == 1 and by_gpu["h200"]["measured_now"] == 2
+    assert all(r["status"] == "interrupted" and r["left"] > 0 for r in by_gpu.values())
+    # The progress line says which GPU type each worker's config is measured on.
+    assert any("h100 " in line and "w0: measuring" in line for line in shown)
+    assert any("h200 " in line and "w1: measuring" in line for line in shown)
+    before = _runs(db_path)
+
+    with Store.open(db_path) as store:
+        found = runner.find_resumable(store, by_gpu["h200"]["run_id"], None, "offline")
+    run_id, again = runner.run_plan(
+        runner.store_opener(db_path), _plan(shapes, address), "test", resume=found
+    )
+    assert run_id == by_gpu["h200"]["run_id"] and "runs" not in again
+    assert again["gpu"] == "h200" and again["measured_now"] == len(shapes) - 2 and again["left"] == 0
+    assert again["cluster_workers"] == 2
+    after = _runs(db_path)
+    assert after["h100"] == before["h100"]  # untouched: interrupted, its one config
+    h200 = after["h200"]
+    assert h200["status"] == "complete" and sorted(m for m, *_ in h200["configs"]) == [s.m for s in shapes]
+    assert {worker for _, _, worker, _ in h200["configs"]} <= {"w1", "w2"}
+    # Each config once: the kernel and the two baselines, one row each.
+    assert all(status == "done" and rows == 3 for _, status, _, rows in h200["configs"])
+
+
+def test_an_imported_set_built_in_batches_keeps_one_run_per_gpu_type(dask_cluster, db_path):
+    """An imported set's kernels are built and measured a batch at a time: every batch after the
+    first continues the runs the first made, one per GPU type, instead of starting new ones."""
+    from cuda_l2_explorer.engine.bench import BenchRun, measure_in_batches
+
+    address = _mixed_cluster(dask_cluster, "0")
+    shapes = [Shape(64 * i, 64, 64) for i in range(1, 6)]
+    _with_set(db_path)
+    plan = _plan(shapes, address)
+    plan.kernels = {}
+
+    def build(batch: list[Shape]) -> dict:
+        return {s: KernelEntry(module="/fake/module.so") for s in batch}
+
+    def measure(batch_plan: BenchPlan, batch_resume) -> BenchRun:
+        return BenchRun(*runner.run_plan(runner.store_opener(db_path), batch_plan, "test", batch_resume))
+
+    last = measure_in_batches(plan, shapes, build, 2, None, measure)
+    runs = _runs(db_path)
+    assert sorted(runs) == ["h100", "h200"]  # three batches, two runs
+    assert {r.run_id for r in last.runs()} == {r["run_id"] for r in runs.values()}
+    for gpu, (_, _, workers) in TYPES.items():
+        assert runs[gpu]["status"] == "complete"
+        assert sorted(m for m, *_ in runs[gpu]["configs"]) == [s.m for s in shapes]
+        assert {worker for _, _, worker, _ in runs[gpu]["configs"]} <= workers
+
+
+def test_a_run_is_not_resumed_on_a_cluster_without_its_gpu_type(dask_cluster, db_path):
+    address, _ = dask_cluster(1, *GPU_WORKER, env={"CUDA_L2_EXPLORER_WORKER": str(FAKE)})  # an H100
+    _with_set(db_path)
+    plan = _plan([Shape(64, 64, 64)], address)
+    device = {"gpu_name": "Fake H200 141GB", "sm_count": 140, "l2_bytes": 60 << 20, "memory_bytes": 141 << 30}
+    with Store.open(db_path) as store:
+        run_id = runner.create_run(store, plan, device, "test")
+        with store.transaction():
+            writes.finish_run(store, run_id, "interrupted", None)
+        found = runner.find_resumable(store, run_id, None, "offline")
+    with pytest.raises(UsageError, match=rf"run {run_id} measures on h200 GPUs and the cluster has no h200"):
+        runner.run_plan(runner.store_opener(db_path), plan, "test", resume=found)
+    with Store.open(db_path, read_only=True) as store:
+        assert store.scalar("SELECT status FROM runs") == "interrupted"  # not reopened
+        assert store.scalar("SELECT count(*) FROM run_configs") == 0
 
 
 def test_a_cluster_without_gpu_workers_is_refused(dask_cluster, db_path):

@@ -112,7 +112,16 @@ def run_search(
     resume: tuple[str, dict] | None = None,
     progress: ProgressCallback | None = None,
 ) -> tuple[str, dict]:
-    return run_plan(store_opener(store_path), plan, command_line, resume, progress, recorder=record_search)
+    # A search keeps one GPU type's picks (its manifest is per GPU): GPUs of several types are refused.
+    return run_plan(
+        store_opener(store_path),
+        plan,
+        command_line,
+        resume,
+        progress,
+        recorder=record_search,
+        mixed_gpus=False,
+    )
 
 
 def manifest_entries(store: Store, run_ids: Sequence[str]) -> list[dict[str, Any]]:

@@ -174,5 +174,6 @@ def run(args: argparse.Namespace) -> int:
         command_line=command_line(args),
     )
     done = run_bench(request, feedback(args))
-    emit([{"run_id": done.run_id, **done.summary}], args.fmt)
+    # A row per run: a cluster of several GPU types makes one run per type.
+    emit([{"run_id": run.run_id, **run.summary} for run in done.runs()], args.fmt)
     return 0

@@ -98,6 +98,11 @@ class BenchRun:
     run_id: str
     summary: dict
 
+    def runs(self) -> list[BenchRun]:
+        """Every run the bench made: one per GPU type on a cluster of several (this one the
+        first), else this one alone."""
+        return [BenchRun(r["run_id"], r) for r in self.summary.get("runs", [])] or [self]
+
 
 def _settings(request: BenchRequest):
     from cuda_l2_explorer.importer.harness.protocol import ProtocolSettings
@@ -290,7 +295,7 @@ def measure_in_batches(
     build: Callable[[list[Shape]], dict],
     batch_size: int,
     resume: tuple[str, dict] | None,
-    measure: Callable[[object, tuple[str, dict] | None], BenchRun],
+    measure: Callable[[object, tuple[str, dict] | list[tuple[str, dict]] | None], BenchRun],
 ) -> BenchRun:
     """Build ``pending``'s kernels a batch at a time and measure each batch as soon as it is
     built, all in one run: a run stopped after any batch (time budget, Ctrl-C, a killed machine)
@@ -307,7 +312,8 @@ def measure_in_batches(
         kernels.update(build(batch))
         batch_plan = replace(plan, kernels=dict(kernels), measure_only=frozenset(batch), time_budget_s=None)
         run = measure(batch_plan, resume)
-        resume = (run.run_id, {})  # later batches continue the run the first one created
+        # Later batches continue the runs the first one created (one per GPU type of a cluster).
+        resume = [(r.run_id, {}) for r in run.runs()]
     assert run is not None
     return run
 
@@ -337,9 +343,14 @@ def cutlass_of(scan, required: bool = False) -> str | None:
 
 
 def run_plan(
-    plan, resume: tuple[str, dict] | None, store_path: Path | None, command_line: str, feedback: Feedback
+    plan,
+    resume: tuple[str, dict] | list[tuple[str, dict]] | None,
+    store_path: Path | None,
+    command_line: str,
+    feedback: Feedback,
 ) -> BenchRun:
-    """Run a harness plan with a progress bar, and say what it did."""
+    """Run a harness plan with a progress bar, and say what it did (each run, on a cluster of
+    several GPU types)."""
     from cuda_l2_explorer.importer.harness import runner
 
     run_id, summary = feedback.with_run_bar(
@@ -348,15 +359,17 @@ def run_plan(
             runner.store_opener(store_path), plan, command_line, resume, progress=progress
         ),
     )
-    left = summary["left"]
-    feedback.say(
-        f"run {run_id}: {summary['measured_now']} configs measured now "
-        f"({summary['measured_now'] - summary['done']} with failures), "
-        f"{summary['done_earlier']} done earlier"
-        + (f", {left} left (--resume {run_id} measures them)" if left else "")
-        + f"; {summary['seconds']:.0f} s on {summary['gpu_name']}",
-    )
-    return BenchRun(run_id, summary)
+    done = BenchRun(run_id, summary)
+    for run in done.runs():
+        said, left = run.summary, run.summary["left"]
+        feedback.say(
+            f"run {run.run_id}: {said['measured_now']} configs measured now "
+            f"({said['measured_now'] - said['done']} with failures), "
+            f"{said['done_earlier']} done earlier"
+            + (f", {left} left (--resume {run.run_id} measures them)" if left else "")
+            + f"; {said['seconds']:.0f} s on {said['gpu_name']}",
+        )
+    return done
 
 
 def _run_manifest_set(
@@ -397,9 +410,11 @@ def _run_manifest_set(
         cluster=request.cluster,
     )
     run = run_plan(plan, resume, store_path, request.command_line, feedback)
-    # The manifest records the harness's figures for the configs this run measured.
+    # The manifest records the harness's figures for the configs this run measured: on a cluster
+    # of several GPU types, those of the run on the manifest's own GPU type, if any.
+    own = next((r for r in run.runs() if r.summary["gpu"] == manifest.get("device")), run)
     with Store.open(store_path, read_only=True) as store:
-        updated = mf.with_bench_evidence(manifest, store, set_id, run.run_id)
+        updated = mf.with_bench_evidence(manifest, store, set_id, own.run_id)
     mf.save(updated, set_dir / "manifest.json")
     return run
 

@@ -8,6 +8,8 @@ its GPU). A task measures one config through the same isolated worker process a 
 outcome as a value: the driver stays the store's only writer. A Dask worker that dies takes its
 running config with it and the scheduler gives that config to another worker; a config that
 failed on every try (Dask's ``allowed-failures``) is recorded as an error and the run goes on.
+A cluster whose GPU workers hold several GPU types gets a lane per type, each feeding its own
+run with its tasks pinned to that type's workers (harness.runner makes the runs).
 
 The kernels a plan names (our library's ``.so``, an imported set's built modules) must be at the
 same path on every worker: one host, or a shared file system.
@@ -15,6 +17,7 @@ same path on every worker: one host, or a shared file system.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import queue
@@ -25,12 +28,13 @@ from typing import Any
 from cuda_l2_explorer.db.errors import UsageError
 from cuda_l2_explorer.db.shapes import Shape
 from cuda_l2_explorer.importer.cluster import GPU_RESOURCE, worker_name
-from cuda_l2_explorer.importer.harness.device import gpu_label
+from cuda_l2_explorer.importer.harness.device import GpuType, gpu_label
 from cuda_l2_explorer.importer.harness.measurer import ConfigMeasurer, Outcome
 from cuda_l2_explorer.importer.harness.plan import BenchPlan
 
-# The workers publish each config's phases under this topic; the driver's lane subscribes, so the
-# progress line shows what every GPU worker is doing, live.
+# The workers publish each config's phases under a topic of this prefix, one per lane (a client
+# keeps one handler per topic, and a mixed cluster has a lane per GPU type); the driver's lane
+# subscribes, so the progress line shows what every GPU worker is doing, live.
 PROGRESS_TOPIC = "cuda-l2-explorer-progress"
 
 # In a Dask worker process: the measurer of the plan its tasks belong to (one at a time).
@@ -49,22 +53,25 @@ def _measurer(plan: BenchPlan, key: str) -> ConfigMeasurer:
             old.close()
         _measurers.clear()
         # GPU 0 of this Dask worker's visible ones: it was started with CUDA_VISIBLE_DEVICES set.
-        _measurers[key] = ConfigMeasurer(0, plan, on_phase=_publish_phase)
+        _measurers[key] = ConfigMeasurer(0, plan)
     return _measurers[key]
 
 
-def _publish_phase(shape: Shape, phase: str) -> None:
+def _publish_phase(topic: str, shape: Shape, phase: str) -> None:
     from distributed import get_worker
 
     # (The scheduler stamps a dict event with "worker", the address: ours is "name".)
-    get_worker().log_event(PROGRESS_TOPIC, {"name": worker_name(), "shape": str(shape), "phase": phase})
+    get_worker().log_event(topic, {"name": worker_name(), "shape": str(shape), "phase": phase})
 
 
-def measure_task(plan: BenchPlan, key: str, shape: Shape) -> Outcome:
-    """Runs on a Dask worker: one config, timed there; the outcome says which worker and how long."""
+def measure_task(plan: BenchPlan, key: str, shape: Shape, topic: str = PROGRESS_TOPIC) -> Outcome:
+    """Runs on a Dask worker: one config, timed there; the outcome says which worker and how long.
+    Its phases go to ``topic``, the submitting lane's."""
     with _lock:
         started = time.monotonic()
-        outcome = _measurer(plan, key).measure(shape)
+        measurer = _measurer(plan, key)
+        measurer.on_phase = functools.partial(_publish_phase, topic)
+        outcome = measurer.measure(shape)
     outcome.info = {
         **outcome.info,
         "cluster_worker": worker_name(),
@@ -95,9 +102,9 @@ def gpu_workers(client: Any) -> list[str]:
     return sorted(a for a, w in workers.items() if w.get("resources", {}).get(GPU_RESOURCE))
 
 
-def cluster_gpu_info(client: Any, plan: BenchPlan) -> tuple[dict, int]:
-    """(the device info every GPU worker reports, how many there are). A run is measured on one
-    GPU type: a cluster whose workers hold several is refused, naming them."""
+def cluster_gpu_types(client: Any, plan: BenchPlan) -> list[GpuType]:
+    """The cluster's GPU workers grouped by GPU type (its label, as the store names GPUs), in
+    label order: a bench makes one run per type, each measured on that type's workers."""
     addresses = gpu_workers(client)
     if not addresses:
         raise UsageError(
@@ -105,19 +112,18 @@ def cluster_gpu_info(client: Any, plan: BenchPlan) -> tuple[dict, int]:
             "(one worker per GPU, --nthreads 1)"
         )
     infos = client.run(probe_task, plan, plan_key(plan), workers=addresses)
-    labels = {address: gpu_label(info["gpu_name"]) for address, info in infos.items()}
-    if len(set(labels.values())) > 1:
-        listing = ", ".join(f"{a} {label}" for a, label in sorted(labels.items()))
-        raise UsageError(
-            f"the cluster's GPU workers hold more than one GPU type ({listing}): one run is one type"
-        )
-    return next(iter(infos.values())), len(addresses)
+    types: dict[str, GpuType] = {}
+    for address in sorted(infos):
+        label = gpu_label(infos[address]["gpu_name"])
+        types.setdefault(label, GpuType(label, infos[address], [])).workers.append(address)
+    return [types[label] for label in sorted(types)]
 
 
 class ClusterLane(threading.Thread):
     """Feeds configs to the cluster, one in flight per GPU worker, so that a stop (the time budget)
     leaves only the configs in flight to finish; reports outcomes on ``results`` as they arrive,
-    under a lane index per Dask worker (its ``gpu_index`` in the store)."""
+    under a lane index per Dask worker (its ``gpu_index`` in the store). ``workers``: the addresses
+    its tasks are pinned to (one GPU type's, on a cluster of several); None: any GPU worker."""
 
     def __init__(
         self,
@@ -127,10 +133,13 @@ class ClusterLane(threading.Thread):
         results: queue.Queue,
         stop: threading.Event,
         slots: int,
+        workers: list[str] | None = None,
     ) -> None:
         super().__init__(daemon=True)
         self.client, self.plan, self.jobs, self.results, self.stop_event = client, plan, jobs, results, stop
         self.slots = max(1, slots)
+        self.workers = workers
+        self.topic = f"{PROGRESS_TOPIC}-{id(self)}"
         self.plan_key = plan_key(plan)
         self.lanes: dict[str, int] = {}
         self.futures: dict[str, tuple[Any, Shape]] = {}
@@ -139,15 +148,15 @@ class ClusterLane(threading.Thread):
     def run(self) -> None:
         from distributed import as_completed
 
-        plan_data = self.client.scatter(self.plan, broadcast=True, hash=False)
-        self.client.subscribe_topic(PROGRESS_TOPIC, self._on_phase)
+        plan_data = self.client.scatter(self.plan, workers=self.workers, broadcast=True, hash=False)
+        self.client.subscribe_topic(self.topic, self._on_phase)
         arriving = as_completed([], loop=self.client.loop)
         for _ in range(self.slots):
             self._submit(plan_data, arriving)
         try:
             self._collect(plan_data, arriving)
         finally:
-            self.client.unsubscribe_topic(PROGRESS_TOPIC)
+            self.client.unsubscribe_topic(self.topic)
 
     def _lane(self, worker: str) -> int:
         # A local cluster's workers are named by their GPU's index: it is their lane. Other names
@@ -196,6 +205,8 @@ class ClusterLane(threading.Thread):
             plan_data,
             self.plan_key,
             shape,
+            self.topic,
+            workers=self.workers,
             resources={GPU_RESOURCE: 1},
             pure=False,
             key=f"bench-{shape}-{id(self)}",

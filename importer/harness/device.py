@@ -8,6 +8,7 @@ import ctypes
 import os
 import subprocess
 import time
+from dataclasses import dataclass, field
 
 from cuda_l2_explorer.db.errors import NoGPUError, UsageError
 
@@ -42,6 +43,16 @@ def gpu_label(name: str) -> str:
         if label in lowered:
             return label
     return "".join(ch if ch.isalnum() else "-" for ch in lowered).strip("-") or "gpu"
+
+
+@dataclass
+class GpuType:
+    """One GPU type a run measures on: its label (as the store names GPUs), the device info of its
+    first worker's hello (the run's provenance) and, on a cluster, the addresses of its workers."""
+
+    label: str
+    info: dict
+    workers: list[str] = field(default_factory=list)
 
 
 def device_info() -> dict:
