@@ -430,10 +430,13 @@ def test_kill_9_then_resume_loses_nothing(db_path, tmp_path):
         assert store.scalar("SELECT status FROM runs") == "complete"
 
 
-def test_two_gpus_share_one_run_as_a_local_cluster(db_path):
+def test_two_gpus_share_one_run_as_a_local_cluster(db_path, monkeypatch):
     """--gpus with several GPUs: a local Dask cluster, one worker process per GPU (the path a
     remote cluster takes), each config on one of them, recorded under its GPU's index."""
     pytest.importorskip("distributed")
+    # Configs that take a while, as real ones do: with instant ones one worker could finish all
+    # six before the other's first task reaches it on a loaded machine (1 run in 18 did).
+    monkeypatch.setenv("FAKE_WORKER_DELAY", "0.3")
     shapes = [Shape(64 * i, 64, 64) for i in range(1, 7)]
     with Store.open(db_path) as store:
         _set_row(store)
