@@ -5,8 +5,9 @@ here against the GPU machine's versions (Python 3.12, torch 2.11.0+cu130, nvcc 1
 4.2.0) are cache hits there: carried as one archive, unpacked into its build cache, the device
 call only measures. Run it with a Python 3.12 whose site-packages holds that torch wheel (its
 headers and libraries; torch is never imported, so its CUDA dependencies need not be there),
-``nvidia-cublas`` and ``nvidia-cusparse`` (CUDA 13.0's: its header only, which ``ATen/cuda/
-CUDAContext.h`` includes; without it such files fail here and are built on the GPU machine). Four reference kernels (two units of two) made a 115 KB archive here
+``nvidia-cublas`` and ``nvidia-cusparse`` (CUDA 13.0's: its header only, which
+``ATen/cuda/CUDAContext.h`` includes; without it such files fail here and are built on the GPU
+machine). Four reference kernels (two units of two) made a 115 KB archive here
 (``benchmarks/refset/cpu-2026-11-27/prebuild.txt``).
 
     python3.12 -m venv /tmp/t312 && /tmp/t312/bin/pip install --no-deps torch==2.11.0 \

@@ -29,7 +29,7 @@ from cuda_l2_explorer.db.errors import UsageError
 from cuda_l2_explorer.db.shapes import Shape
 from cuda_l2_explorer.importer.cluster import GPU_RESOURCE, worker_name
 from cuda_l2_explorer.importer.harness.device import GpuType, gpu_label
-from cuda_l2_explorer.importer.harness.measurer import ConfigMeasurer, Outcome
+from cuda_l2_explorer.importer.harness.measurer import ConfigMeasurer, Outcome, ResultSink
 from cuda_l2_explorer.importer.harness.plan import BenchPlan
 
 # The workers publish each config's phases under a topic of this prefix, one per lane (a client
@@ -130,7 +130,7 @@ class ClusterLane(threading.Thread):
         client: Any,
         plan: BenchPlan,
         jobs: queue.Queue,
-        results: queue.Queue,
+        results: ResultSink,
         stop: threading.Event,
         slots: int,
         workers: list[str] | None = None,

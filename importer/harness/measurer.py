@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from cuda_l2_explorer.db.errors import NoGPUError
 from cuda_l2_explorer.db.shapes import Shape
@@ -109,6 +110,13 @@ def start_worker(gpu: int, module: str = WORKER_MODULE, timeout: float = 180.0) 
         worker.stop(kill=True)
         raise NoGPUError(f"the worker on GPU {gpu} could not start: {reason.splitlines()[-1]}")
     return worker, hello["info"]
+
+
+class ResultSink(Protocol):
+    """Where a lane reports a config's phases and outcome: ``put((kind, lane, shape, payload))``
+    (the runner's per-run view of its one results queue)."""
+
+    def put(self, item: tuple) -> None: ...
 
 
 @dataclass

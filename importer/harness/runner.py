@@ -31,7 +31,13 @@ from cuda_l2_explorer.db.shapes import Shape
 from cuda_l2_explorer.db.store import Store, new_id
 from cuda_l2_explorer.importer.harness.audit import AUDIT_CODES
 from cuda_l2_explorer.importer.harness.device import GpuType, gpu_label, nvidia_smi
-from cuda_l2_explorer.importer.harness.measurer import ConfigMeasurer, Outcome, Worker, start_worker
+from cuda_l2_explorer.importer.harness.measurer import (
+    ConfigMeasurer,
+    Outcome,
+    ResultSink,
+    Worker,
+    start_worker,
+)
 from cuda_l2_explorer.importer.harness.plan import BenchPlan
 from cuda_l2_explorer.importer.harness.protocol import ProtocolSettings
 
@@ -161,7 +167,7 @@ class _GpuLane(threading.Thread):
         gpu: int,
         plan: BenchPlan,
         jobs: queue.Queue,
-        results: queue.Queue,
+        results: ResultSink,
         first: tuple[Worker, dict] | None,
         stop: threading.Event,
     ) -> None:
