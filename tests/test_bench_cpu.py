@@ -11,7 +11,8 @@ import time
 from pathlib import Path
 
 import pytest
-from cuda_l2_explorer.db.errors import NoGPUError
+from cuda_l2_explorer.db import writes
+from cuda_l2_explorer.db.errors import NoGPUError, UsageError
 from cuda_l2_explorer.db.shapes import Shape
 from cuda_l2_explorer.db.store import Store
 from cuda_l2_explorer.importer.harness import device, runner
@@ -445,6 +446,23 @@ def test_two_gpus_share_one_run_as_a_local_cluster(db_path, monkeypatch):
         assert store.scalar("SELECT count(*) FROM run_configs WHERE run_id = ?", [run_id]) == 6
     assert summary["done"] == 6 and summary["cluster_workers"] == 2
     assert lanes == [0, 1]
+
+
+def test_one_gpu_refuses_to_continue_two_runs_at_once(db_path):
+    """Several runs resume together only on a cluster (a lane per GPU type); one local GPU's worker
+    would be shared by two lanes, so the call is refused before any run is reopened."""
+    plan = _plan([Shape(64, 64, 64)])
+    with Store.open(db_path) as store:
+        _set_row(store)
+        info = {"gpu_name": "Fake H100 80GB", "sm_count": 132, "l2_bytes": 50 << 20, "memory_bytes": 80 << 30}
+        ids = [runner.create_run(store, plan, info, "test") for _ in range(2)]
+        for run_id in ids:
+            with store.transaction():
+                writes.finish_run(store, run_id, "interrupted", None)
+    with pytest.raises(UsageError, match="one GPU continues one run"):
+        runner.run_plan(_opener(db_path), plan, "test", resume=[(run_id, {}) for run_id in ids])
+    with Store.open(db_path, read_only=True) as store:
+        assert store.query("SELECT DISTINCT status FROM runs")["status"].to_list() == ["interrupted"]
 
 
 def test_gpu_labels_and_gpu_selection():

@@ -378,6 +378,8 @@ def _open_runs(
 ) -> list[_Run]:
     """The call's runs, created (one per GPU type) or reopened (each on its own GPU type's
     workers), with the configs each has left."""
+    if not on_cluster and len(resumes) > 1:  # one local GPU worker cannot feed two runs' lanes
+        raise UsageError("one GPU continues one run: several runs resume together only on a cluster")
     by_label = {t.label: t for t in types}
     chosen: list[tuple[str | None, GpuType]] = [] if resumes else [(None, t) for t in types]
     for run_id, _ in resumes:
