@@ -12,6 +12,8 @@ from cuda_l2_explorer.tuner.catalog import first_catalog
 from cuda_l2_explorer.tuner.native import DECOMPOSITION, Variant
 from cuda_l2_explorer.tuner.search import manifest_entries, record_search, run_search, search_plan
 from cuda_l2_explorer.tuner.search_space import (
+    TIE,
+    TIE_LIMIT,
     candidates,
     cluster_size,
     cluster_slots,
@@ -34,7 +36,8 @@ def test_candidates_are_deterministic_bounded_and_distinct() -> None:
         a = candidates(*shape.astuple(), KERNELS, limit=12)
         assert a == candidates(*shape.astuple(), KERNELS, limit=12)
         classes = len({kernel_class(p) for p in KERNELS.values()})
-        assert 1 <= len(a) <= 12 + classes  # the limit, plus at most one per class not yet represented
+        # the limit (or the model's ties), plus at most one per class not yet represented
+        assert 1 <= len(a) <= max(12, TIE_LIMIT) + classes
         assert len({c.key for c in a}) == len(a)
         assert all(c.predicted_s > 0 for c in a)
 
@@ -229,6 +232,29 @@ def test_keep_faster_merge_keeps_the_better_time() -> None:
     assert mf.lookup(slower, 64, 64, 64)["kernel_name"] == "sm90_x"
     faster = mf.merge(data, [_entry(time_us=2.0, kernel_name="other")], keep_faster=True)
     assert mf.lookup(faster, 64, 64, 64)["kernel_name"] == "other"
+
+
+def test_candidates_the_model_ties_with_the_best_are_measured_beyond_the_limit() -> None:
+    """Memory-bound (64x12288x4096: every kernel predicted at the floor): the tied candidates are
+    kept up to TIE_LIMIT, not cut at the limit by name; compute-bound (8192^3): fewer tie than the
+    default limit of 16, so the default shortlist is what it was."""
+
+    def tied(shape: tuple[int, int, int]) -> int:
+        every = candidates(*shape, KERNELS, limit=10_000, sweep_family=0)
+        best = min(c.predicted_s for c in every)
+        return sum(c.predicted_s <= best * TIE for c in every)
+
+    skinny = (64, 12288, 4096)
+    assert tied(skinny) > 16
+    chosen = candidates(*skinny, KERNELS, limit=4, sweep_family=0)
+    assert len(chosen) >= min(tied(skinny), TIE_LIMIT)
+    by_key = {c.key: c for c in candidates(*skinny, KERNELS, limit=10_000, sweep_family=0)}
+    best = min(c.predicted_s for c in by_key.values())
+    assert sum(by_key[c.key].predicted_s <= best * TIE for c in chosen) == min(tied(skinny), TIE_LIMIT)
+    large = (8192, 8192, 8192)
+    assert tied(large) < 16
+    classes = len({kernel_class(p) for p in KERNELS.values()})
+    assert len(candidates(*large, KERNELS, sweep_family=0)) <= 16 + classes
 
 
 def test_every_kernel_class_gets_a_candidate() -> None:

@@ -196,6 +196,19 @@ def first_catalog() -> list[KernelConfig]:
         # CuTe's extended wgmma widths it ran 0.984 of our 128x128 ping-pong on 20 such configs
         # (2026-11-27, benchmarks/tuner/h100-2026-11-27-s22/)
         _c(128, 160, schedule="pingpong", cluster_m=2, stages=5, swap_ab=True),
+        # skinny, one wave at 12288: the long side in 96-wide tiles makes 128 CTAs on 132 SMs,
+        # where 64-wide tiles make 192 (1.45 waves; at 64x12288x4096 ours reached 0.73 of the
+        # floor, what two full-length waves predict, 2026-11-27). 96 sits on wgmma's N, along a
+        # K-major operand (B K-major, or the user's A under swap-AB), so TMA keeps its 128-byte
+        # swizzle: N-major odd widths ran 1.5-2.3x slower (2026-11-25).
+        _c(64, 96, schedule="pingpong", b_major="k"),
+        _c(128, 96, b_major="k"),
+        _c(128, 96, schedule="pingpong", b_major="k"),
+        _c(256, 96, b_major="k"),
+        _c(64, 96, schedule="pingpong", swap_ab=True),
+        _c(128, 96, swap_ab=True),
+        _c(128, 96, schedule="pingpong", swap_ab=True),
+        _c(256, 96, swap_ab=True),
     ]
     names = [c.name for c in cat]
     assert len(set(names)) == len(names), "duplicate names in the catalog"

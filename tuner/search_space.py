@@ -34,6 +34,15 @@ SWEEP_FAMILY = 8
 # against cuBLAS's 2.2).
 TINY_SWEEP_FAMILY = 16
 
+# Where the roofline's memory term bounds many candidates alike (memory-bound shapes: every kernel
+# predicted at the floor), the model cannot rank them, and a cut at ``limit`` kept those whose
+# names sort first. Candidates predicted within TIE of the best are kept up to TIE_LIMIT (H100,
+# 2026-11-27: on the 38 skinny configs with 12288 as the long side, 48 candidates a shape found
+# picks 1.024x faster over the 34 that changed, e.g. a 64x256 ping-pong at 64x12288x4096 that the
+# name order had left out; benchmarks/tuner/h100-2026-11-27-s24/).
+TIE = 1.01
+TIE_LIMIT = 48
+
 # Clusters of 1, 2, ..., 16 CTAs that fit at once with one CTA per SM (every kernel of our split-K
 # families), cudaOccupancyMaxActiveClusters on an H100 80GB HBM3 (132 SMs), 2026-11-24
 # (benchmarks/tuner/cluster_occupancy). A cluster's CTAs share one GPC, and not every GPC holds 16
@@ -197,9 +206,10 @@ def candidates(
     per_kernel: int = 3,
     sweep_family: int | None = None,
 ) -> list[Candidate]:
-    """The ``limit`` candidates with the best predicted time, at most ``per_kernel`` per kernel,
-    plus the best-predicted one of every kernel class (family, schedule, swap-AB, scheduler) not
-    yet represented: the model is least sure across classes (it does not see, for example, that
+    """The ``limit`` candidates with the best predicted time, at most ``per_kernel`` per kernel
+    (more where the model ties them with the best: up to TIE_LIMIT within TIE of it), plus the
+    best-predicted one of every kernel class (family, schedule, swap-AB, scheduler) not yet
+    represented: the model is least sure across classes (it does not see, for example, that
     ping-pong overlaps the epilogue, which decides small-K shapes). A family of at most
     ``sweep_family`` kernels that run the shape is measured whole: the model does not
     see what bounds a deep-K split-K kernel (L2 traffic, bytes in flight per SM, how many large
@@ -223,7 +233,8 @@ def candidates(
         scored += ranked[:per_kernel]
         swept.setdefault(sweep_group(params), []).extend(ranked)
     scored.sort(key=lambda c: (c.predicted_s, c.key))
-    chosen = scored[:limit]
+    tied = sum(1 for c in scored if c.predicted_s <= scored[0].predicted_s * TIE) if scored else 0
+    chosen = scored[: max(limit, min(tied, TIE_LIMIT))]
     classes = {kernel_class(kernels[c.kernel]) for c in chosen}
     for c in scored[limit:]:
         cls = kernel_class(kernels[c.kernel])

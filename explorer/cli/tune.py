@@ -18,7 +18,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--library", metavar="PATH", help="kernel library (default: the latest tuner build)")
     p.add_argument("--manifest", metavar="PATH", help="manifest to merge the results into")
-    p.add_argument("--limit", type=int, default=16, metavar="N", help="candidates measured per shape")
+    p.add_argument(
+        "--limit",
+        type=int,
+        default=16,
+        metavar="N",
+        help="candidates measured per shape (more where the cost model ties them, as on memory-bound shapes)",
+    )
     p.add_argument("--finalists", type=int, default=4, metavar="N", help="candidates re-measured per shape")
     p.add_argument("--no-measure", action="store_true", help="skip the baseline comparison after the search")
     p.add_argument(
