@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Call 2's faster picks into the set: the changed picks rebuilt from the search's manifest, the
+# A call's faster picks into the set: the changed picks rebuilt from the search's manifest, the
 # second newpicks bench's figures (harness 3) written into them, then the >1% faster merged.
+#   bash merge_call.sh benchmarks/tuner/h100-2026-11-27-s24/call2   (call3, ...)
 set -euo pipefail
-D=benchmarks/tuner/h100-2026-11-27-s24/call2
+D=$1
 S13=benchmarks/tuner/h100-2026-11-24-s13
 SET=kernels/h100_F32F16F16F32/manifest.json
 tmp=$(mktemp -d)
