@@ -87,6 +87,7 @@ def _build_and_check(root: Path, manifest: Path, shape: Shape) -> dict:
     )  # fmt: skip
     if built.returncode != 0:
         return {"ok": False, "log": built.stderr[-6000:]}
+    kernel = getattr(plan.kernel, "config", None)
     env["PYTHONPATH"] = os.pathsep.join([str(target), env.get("PYTHONPATH", "")])
     ran = subprocess.run(
         [sys.executable, "-c", CHECK.format(package=package), json.dumps(shape.astuple())],
@@ -94,10 +95,16 @@ def _build_and_check(root: Path, manifest: Path, shape: Shape) -> dict:
     )  # fmt: skip
     if ran.returncode != 0:
         return {"ok": False, "log": ran.stderr[-6000:]}
-    return {"ok": True, "config": str(plan.config), **json.loads(ran.stdout.strip().splitlines()[-1])}
+    name = kernel.name if kernel is not None else "spec4"
+    return {
+        "ok": True,
+        "config": str(plan.config),
+        "kernel": name,
+        **json.loads(ran.stdout.strip().splitlines()[-1]),
+    }
 
 
-def _build_all_and_check(root: Path, manifest: Path, shapes: list[Shape]) -> None:
+def _build_all_and_check(root: Path, manifest: Path, shapes: list[Shape]) -> dict[Shape, dict]:
     if find_cutlass() is None:
         pytest.skip("CUTLASS headers not found")
     with ThreadPoolExecutor(max_workers=len(shapes)) as pool:
@@ -108,6 +115,7 @@ def _build_all_and_check(root: Path, manifest: Path, shapes: list[Shape]) -> Non
         errors = f"error {result['error']:.2e}, torch.matmul {result['torch_error']:.2e}"
         print(f"{shape} (kernel of {result['config']}): {errors}")
         assert result["finite"] and result["error"] <= max(4 * result["torch_error"], 2e-3), result
+    return results
 
 
 def test_exported_launcher_runs_at_the_issue_shapes(tmp_path) -> None:
@@ -117,3 +125,15 @@ def test_exported_launcher_runs_at_the_issue_shapes(tmp_path) -> None:
 
 def test_our_set_exports_for_model_shapes(tmp_path) -> None:
     _build_all_and_check(tmp_path, OUR_SET, MODEL_SHAPES)
+
+
+def test_our_set_exports_its_96_wide_kernels(tmp_path) -> None:
+    """Session 24's skinny tiles (64/128/256 x 96, B K-major or swap-AB): one grid config the set
+    picks each at, exported from the set, built, and checked against torch."""
+    first: dict[str, Shape] = {}
+    for entry in json.loads(OUR_SET.read_text())["configs"]:
+        if "x96x" in entry["kernel_name"]:
+            first.setdefault(entry["kernel_name"], Shape(entry["m"], entry["n"], entry["k"]))
+    assert first, "the set picks no 96-wide kernel"
+    results = _build_all_and_check(tmp_path, OUR_SET, sorted(first.values()))
+    assert {r["kernel"] for r in results.values()} == set(first)
