@@ -7,11 +7,4 @@
 # Carried: .whl, .carry/{duckdb-site.tar.xz,tunerlib.tar.gz}.
 set -u
 D=benchmarks/tuner/h100-2026-11-27-s23
-mkdir -p "$OUT/p" "$OUT/ab"
-OUT=$OUT/p TUNE_FILE=$D/call1_configs.txt TUNE_ARGS="--no-measure" TUNE_LIMIT=${TUNE_LIMIT:-360} \
-  bash benchmarks/harness/v3/run_device.sh retune
-export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1
-lib=$(ls -t /tmp/tb/lib/*.so | head -1)
-mkdir -p /tmp/s23 && tar xzf "$OUT/p/stores.tar.gz" -C /tmp/s23
-bash benchmarks/tuner/ab_picks.sh /tmp/s23/tune.duckdb "$lib" "$OUT/ab" $((575 - SECONDS))
-echo "done at $SECONDS s"
+bash benchmarks/tuner/search_then_ab.sh $D/call1_configs.txt "" ${TUNE_LIMIT:-360} 575

@@ -8,11 +8,4 @@
 # Carried: .whl, .carry/{duckdb-site.tar.xz,tunerlib.tar.gz} (the new library).
 set -u
 D=benchmarks/tuner/h100-2026-11-27-s24
-mkdir -p "$OUT/p" "$OUT/ab"
-OUT=$OUT/p TUNE_FILE=$D/call2_configs.txt TUNE_ARGS="--no-measure --limit 48" TUNE_LIMIT=${TUNE_LIMIT:-300} \
-  bash benchmarks/harness/v3/run_device.sh retune
-export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1
-lib=$(ls -t /tmp/tb/lib/*.so | head -1)
-mkdir -p /tmp/s24 && tar xzf "$OUT/p/stores.tar.gz" -C /tmp/s24
-bash benchmarks/tuner/ab_picks.sh /tmp/s24/tune.duckdb "$lib" "$OUT/ab" $((560 - SECONDS))
-echo "done at $SECONDS s"
+bash benchmarks/tuner/search_then_ab.sh $D/call2_configs.txt "--limit 48" ${TUNE_LIMIT:-300} 560
