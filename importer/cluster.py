@@ -14,6 +14,7 @@ what it had not finished.
 from __future__ import annotations
 
 import logging
+import os
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -21,6 +22,9 @@ from typing import Any
 
 from cuda_l2_explorer.db.errors import IOFailure
 
+# How long a scheduler (and its first worker) may take to answer, in seconds: the environment's
+# CUDA_L2_EXPLORER_CLUSTER_WAIT_S, else 10 (a scheduler across a slow link may need more).
+ENV_CONNECT_WAIT = "CUDA_L2_EXPLORER_CLUSTER_WAIT_S"
 CONNECT_TIMEOUT_S = 10.0
 # The worker resource a GPU worker declares (dask worker ... --resources GPU=1); GPU tasks ask for it.
 GPU_RESOURCE = "GPU"
@@ -42,15 +46,28 @@ def _distributed() -> Any:
     return distributed
 
 
-def connect(address: str, timeout_s: float = CONNECT_TIMEOUT_S) -> Any:
+def connect_wait() -> float:
+    """Seconds to wait for a scheduler: CUDA_L2_EXPLORER_CLUSTER_WAIT_S, else CONNECT_TIMEOUT_S."""
+    raw = os.environ.get(ENV_CONNECT_WAIT)
+    if raw is None:
+        return CONNECT_TIMEOUT_S
+    try:
+        wait = float(raw)
+    except ValueError:
+        wait = -1.0
+    if not wait > 0:
+        raise ClusterError(f"{ENV_CONNECT_WAIT} must be a positive number of seconds, got {raw!r}")
+    return wait
+
+
+def connect(address: str, timeout_s: float | None = None) -> Any:
     """A ``distributed.Client`` of the scheduler at ``address``, with at least one worker."""
+    timeout_s = connect_wait() if timeout_s is None else timeout_s
     Client = _distributed().Client
     try:
         client = Client(address, timeout=timeout_s, set_as_default=False)
     except (OSError, TimeoutError) as exc:
-        raise ClusterError(
-            f"no Dask scheduler answered at {address} within {timeout_s:.0f} s: {exc}"
-        ) from exc
+        raise ClusterError(f"no Dask scheduler answered at {address} within {timeout_s:g} s: {exc}") from exc
     try:
         client.wait_for_workers(1, timeout=timeout_s)
     except (OSError, TimeoutError) as exc:

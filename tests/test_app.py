@@ -311,14 +311,15 @@ async def test_live_bench_without_a_gpu_says_so(app_db):
         assert len(app.selections) == 3
 
 
-async def test_live_bench_on_a_cluster_that_does_not_answer_says_so(app_db):
+async def test_live_bench_on_a_cluster_that_does_not_answer_says_so(app_db, monkeypatch):
     """The Bench pane targets a Dask cluster when given one: the run goes there (no local GPU
-    needed), and a scheduler that does not answer is the run's message (exit 5)."""
+    needed), and a scheduler that does not answer within the wait is the run's message (exit 5)."""
+    monkeypatch.setenv("CUDA_L2_EXPLORER_CLUSTER_WAIT_S", "1")
     app = ExplorerApp(app_db, with_bundled=False)
     async with app.run_test(size=SIZE) as pilot:
         await _ready(pilot)
         status = await _live_bench(pilot, app, cluster="tcp://127.0.0.1:9", waits=300)
-        assert "exit 5" in status and "no Dask scheduler answered at tcp://127.0.0.1:9" in status
+        assert "exit 5" in status and "no Dask scheduler answered at tcp://127.0.0.1:9 within 1 s" in status
 
 
 async def test_live_bench_of_an_archive_url_fetches_and_unpacks_the_set_first(app_db, tmp_path):
@@ -386,8 +387,9 @@ async def test_help_palette_and_keymap(app_db, tmp_path, monkeypatch):
 
 async def test_filter_and_sort_within_50_ms_on_a_full_grid(tmp_path):
     """The bundled H100 published set (1000 configs): a filter or a sort, from the key to a full
-    frame drawn, costs the app at most 50 ms of CPU (median of five; CPU time, so that other work
-    on the machine does not count). The DataTable this replaced took 160-500 ms."""
+    frame drawn, costs the app at most 50 ms of CPU (median of seven; CPU time, so that other work
+    on the machine does not count, each timed once the app's workers are done, so that none of
+    theirs does either). The DataTable this replaced took 160-500 ms."""
     app = ExplorerApp(tmp_path / "none.duckdb", with_bundled=True)
     async with app.run_test(size=(160, 48)) as pilot:
         await _ready(pilot)
@@ -401,6 +403,7 @@ async def test_filter_and_sort_within_50_ms_on_a_full_grid(tmp_path):
         await pilot.press("2")
 
         async def cpu_ms(*keys: str) -> float:
+            await app.workers.wait_for_complete()
             await pilot.pause()
             started = time.process_time()
             await pilot.press(*keys)
@@ -412,14 +415,13 @@ async def test_filter_and_sort_within_50_ms_on_a_full_grid(tmp_path):
             pane.query_one("#configs-filter").focus()
             return await cpu_ms("enter")
 
-        filters = [
-            await filtered(t) for t in ("m >= 1024 and speedup < 1", "", "regime == 'tiny'", "", "k > 64")
-        ]
+        texts = ("m >= 1024 and speedup < 1", "", "regime == 'tiny'", "", "n < 4096", "", "k > 64")
+        filters = [await filtered(t) for t in texts]
         assert pane.view.height == 900
         print(f"filter {sorted(filters)} ms (CPU, key to frame)")
         assert statistics.median(filters) <= 50
         await pilot.press("escape")
-        sorts = [await cpu_ms("S") for _ in range(5)]  # reverse the sort: all 900 rows reordered
+        sorts = [await cpu_ms("S") for _ in range(7)]  # reverse the sort: all 900 rows reordered
         assert pane.sort_reverse and pane.view["speedup"].to_list() == sorted(
             pane.view["speedup"].to_list(), reverse=True
         )

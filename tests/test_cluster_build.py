@@ -134,6 +134,13 @@ def test_a_task_that_raised_can_be_its_own_result(cluster):
     assert got == {0: 2.0, 1: ZeroDivisionError, 2: 4.0}
 
 
-def test_no_scheduler_at_the_address_is_a_clear_error():
-    with pytest.raises(ClusterError, match=r"no Dask scheduler answered at tcp://127\.0\.0\.1:9"):
+def test_no_scheduler_at_the_address_is_a_clear_error(monkeypatch):
+    with pytest.raises(ClusterError, match=r"no Dask scheduler answered at tcp://127\.0\.0\.1:9 within 2 s"):
         connect(NOWHERE, timeout_s=2)
+    monkeypatch.setenv("CUDA_L2_EXPLORER_CLUSTER_WAIT_S", "0.5")
+    with pytest.raises(ClusterError, match=r"answered at tcp://127\.0\.0\.1:9 within 0\.5 s"):
+        connect(NOWHERE)
+    for bad in ("soon", "0", "-3"):
+        monkeypatch.setenv("CUDA_L2_EXPLORER_CLUSTER_WAIT_S", bad)
+        with pytest.raises(ClusterError, match="CUDA_L2_EXPLORER_CLUSTER_WAIT_S must be a positive number"):
+            connect(NOWHERE)
