@@ -156,6 +156,18 @@ def _spawn(*args: str, log: Path, env: dict | None = None) -> subprocess.Popen:
     )
 
 
+def _scheduler_address(scheduler_file: Path, deadline: float) -> str:
+    """The address a starting scheduler writes to its file: the file may exist, empty or half
+    written, before the JSON is complete (a clean-clone CI run read it empty once)."""
+    while True:
+        try:
+            return json.loads(scheduler_file.read_text())["address"]
+        except (FileNotFoundError, json.JSONDecodeError, KeyError):
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
 @pytest.fixture
 def dask_cluster(tmp_path):
     """A factory: ``dask_cluster(workers, *worker_args, env=..., worker_env=[...])`` starts a real
@@ -177,10 +189,7 @@ def dask_cluster(tmp_path):
                 log=tmp_path / "scheduler.log",
             )
         )  # fmt: skip
-        deadline = time.monotonic() + 60
-        while not scheduler_file.exists() and time.monotonic() < deadline:
-            time.sleep(0.2)
-        address = json.loads(scheduler_file.read_text())["address"]
+        address = _scheduler_address(scheduler_file, deadline=time.monotonic() + 60)
         started = [
             _spawn(
                 "distributed.cli.dask_worker", address,
