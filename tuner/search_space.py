@@ -236,7 +236,7 @@ def candidates(
     tied = sum(1 for c in scored if c.predicted_s <= scored[0].predicted_s * TIE) if scored else 0
     chosen = scored[: max(limit, min(tied, TIE_LIMIT))]
     classes = {kernel_class(kernels[c.kernel]) for c in chosen}
-    for c in scored[limit:]:
+    for c in scored[len(chosen) :]:
         cls = kernel_class(kernels[c.kernel])
         if cls not in classes:
             chosen.append(c)
