@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import duckdb
 from cuda_l2_explorer.db import bundled as bundled_dataset
+from cuda_l2_explorer.db.env import positive_seconds
 from cuda_l2_explorer.db.errors import StoreError
 from cuda_l2_explorer.db.schema import DATA_TABLES, MIGRATIONS, SCHEMA_VERSION
 
@@ -248,7 +249,7 @@ class Store:
         """
         import time
 
-        wait = float(os.environ.get(ENV_LOCK_WAIT, DEFAULT_LOCK_WAIT_S))
+        wait = positive_seconds(ENV_LOCK_WAIT, DEFAULT_LOCK_WAIT_S)
         deadline = time.monotonic() + wait
         delay = 0.01
         while True:

@@ -14,12 +14,12 @@ what it had not finished.
 from __future__ import annotations
 
 import logging
-import os
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from cuda_l2_explorer.db.env import positive_seconds
 from cuda_l2_explorer.db.errors import IOFailure
 
 # How long a scheduler (and its first worker) may take to answer, in seconds: the environment's
@@ -48,16 +48,7 @@ def _distributed() -> Any:
 
 def connect_wait() -> float:
     """Seconds to wait for a scheduler: CUDA_L2_EXPLORER_CLUSTER_WAIT_S, else CONNECT_TIMEOUT_S."""
-    raw = os.environ.get(ENV_CONNECT_WAIT)
-    if raw is None:
-        return CONNECT_TIMEOUT_S
-    try:
-        wait = float(raw)
-    except ValueError:
-        wait = -1.0
-    if not wait > 0:
-        raise ClusterError(f"{ENV_CONNECT_WAIT} must be a positive number of seconds, got {raw!r}")
-    return wait
+    return positive_seconds(ENV_CONNECT_WAIT, CONNECT_TIMEOUT_S, ClusterError)
 
 
 def connect(address: str, timeout_s: float | None = None) -> Any:

@@ -163,6 +163,16 @@ def test_locked_store(cli, loaded_db):
     assert len(result.err.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize("bad", ["soon", "0", "-1", "nan"])
+def test_a_bad_lock_wait_is_a_usage_error(cli, loaded_db, monkeypatch, bad):
+    monkeypatch.setenv("CUDA_L2_EXPLORER_LOCK_WAIT_S", bad)
+    result = cli("--db", loaded_db, "stats")
+    assert result.code == 2
+    assert result.err.strip() == (
+        f"cuda-l2-explorer: error: CUDA_L2_EXPLORER_LOCK_WAIT_S must be a positive number of seconds, got {bad!r}"
+    )
+
+
 def test_console_script_and_module_entry_points(loaded_db, tmp_path):
     env = {**os.environ, "NO_COLOR": "1"}
     for cmd in (["cuda-l2-explorer"], [sys.executable, "-m", "cuda_l2_explorer"]):

@@ -35,6 +35,15 @@ fi
   ncu --version | tail -1
 } >"$OUT/device.txt" 2>&1
 cat "$OUT/device.txt"
+# CLOCK_LOG=1: the SM clock, power and throttle reasons every 200 ms for the whole call (clocks.csv),
+# beside the SM clock each config's timing ends at (run_configs.details): which power state a
+# figure was taken in.
+if [ -n "${CLOCK_LOG:-}" ]; then
+  query=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_event_reasons.active
+  nvidia-smi --query-gpu=$query --format=csv >/dev/null 2>&1 || query=${query%,*}  # older field names
+  nvidia-smi --query-gpu=$query --format=csv,nounits -lms 200 >"$OUT/clocks.csv" 2>&1 &
+  CLOCK_PID=$!
+fi
 lib() { ls -t /tmp/tb/lib/*.so 2>/dev/null | head -1; }
 # A library built by an earlier call and carried back (savelib) saves the ~2-minute build.
 [ -z "$(lib)" ] && [ -f .carry/tunerlib.tar.gz ] && mkdir -p /tmp/tb && tar xzf .carry/tunerlib.tar.gz -C /tmp/tb
@@ -207,6 +216,7 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
+[ -n "${CLOCK_PID:-}" ] && kill "$CLOCK_PID"
 # The device tool brings back at most 8 files: logs, JSON and CSV go into one tar, stores into another.
 shopt -s nullglob
 (cd "$OUT" && files=(*.log *.json *.csv) && [ ${#files[@]} -gt 0 ] && tar cf logs.tar -- "${files[@]}" && rm -f -- "${files[@]}")
