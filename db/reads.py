@@ -43,15 +43,18 @@ class Filters:
 
 
 def kernel_sets(store: Store) -> pl.DataFrame:
-    """Every kernel set with the GPUs, modes and number of configs it has data for."""
+    """Every kernel set with the GPU it was made for (``gpu``), the GPUs, modes and number of
+    configs it has data for (a set made for the H100 may be measured on an H200 too)."""
     return store.query(
         """
         WITH data AS (
-            SELECT set_id, mode, m, n, k FROM all_published_speedups
-            UNION SELECT r.set_id, r.mode, x.m, x.n, x.k
+            SELECT p.set_id, r.gpu, p.mode, p.m, p.n, p.k
+            FROM all_published_speedups p JOIN all_runs r USING (run_id)
+            UNION SELECT r.set_id, r.gpu, r.mode, x.m, x.n, x.k
             FROM all_measurements x JOIN all_runs r USING (run_id)
         )
         SELECT s.set_id, s.name, s.gpu, s.accumulator, s.origin,
+               coalesce(string_agg(DISTINCT d.gpu, ',' ORDER BY d.gpu), '') AS data_gpus,
                coalesce(string_agg(DISTINCT d.mode, ',' ORDER BY d.mode), '') AS modes,
                count(DISTINCT (d.m, d.n, d.k)) FILTER (WHERE d.m IS NOT NULL) AS configs,
                s.bundled

@@ -78,6 +78,18 @@ def test_shipped_bundle_matches_the_schema_and_its_sources():
     )
 
 
+def test_sets_list_the_gpus_their_data_came_from():
+    """A set made for one GPU and measured on another says so (the H100 set's H200 grid)."""
+    from cuda_l2_explorer.db import reads
+
+    with Store.open(None, read_only=True, with_bundled=True) as store:
+        rows = {r["set_id"]: r for r in reads.kernel_sets(store).iter_rows(named=True)}
+    ours = rows["ours/h100_F32F16F16F32"]
+    assert (ours["gpu"], ours["data_gpus"]) == ("h100", "h100,h200")
+    assert rows["ours/h200_F32F16F16F32"]["data_gpus"] == "h200"
+    assert rows["cuda-l2/a100_F32F16F16F32"]["data_gpus"] == "a100"  # published rows: their run's GPU
+
+
 def test_wheel_carries_the_bundled_dataset_and_no_kernels_package(tmp_path):
     root = Path(__file__).resolve().parents[1]
     subprocess.run(

@@ -100,6 +100,7 @@ def test_sets_and_info(cli, loaded_db):
             "gpu": "h100",
             "accumulator": "F32F16F16F32",
             "origin": "published",
+            "data_gpus": "h100",
             "modes": "offline,server",
             "configs": 8,
             "bundled": False,

@@ -39,18 +39,19 @@ def bundled(tmp_path_factory):
         yield store
 
 
+@pytest.mark.parametrize("gpu", ["h100", "h200"])  # the GPUs our sets were measured on
 @pytest.mark.parametrize("query", MODEL_SHAPES, ids=str)
-def test_every_model_shape_gets_an_honest_answer_and_export_follows_it(bundled, query):
-    result = lookup(bundled, query, limit=None, machine_gpu=None)
-    assert result.gpu == "h100" and result.gpu_choice.startswith("most measured rows for this shape")
-    assert result.accumulator == FP32_ACCUMULATE and f"{query} on h100 (" in result.scope()
-    assert {r.candidate.gpu for r in result.candidates} == {"h100"}
+def test_every_model_shape_gets_an_honest_answer_and_export_follows_it(bundled, query, gpu):
+    result = lookup(bundled, query, limit=None, machine_gpu=gpu)
+    assert result.gpu == gpu and result.gpu_choice == "this machine's GPU"
+    assert result.accumulator == FP32_ACCUMULATE and f"{query} on {gpu} (" in result.scope()
+    assert {r.candidate.gpu for r in result.candidates} == {gpu}
     assert all(not r.candidate.set_id.startswith("cuda-l2/a100") for r in result.candidates)
     top = result.winner
     keep_at = next(r.rank for r in result.candidates if r.tier == BASELINE)
     if result.keep_baseline:
         assert (
-            result.answer.startswith(f"keep {top.candidate.best_baseline} (") and "on h100" in result.answer
+            result.answer.startswith(f"keep {top.candidate.best_baseline} (") and f"on {gpu}" in result.answer
         )
         # ours is measured at every config: the kernel weighed against the baseline is a measured one
         assert "best measured kernel here is" in result.answer and "(device time)" in result.answer
@@ -58,7 +59,7 @@ def test_every_model_shape_gets_an_honest_answer_and_export_follows_it(bundled, 
         assert top.beats_baseline and top.predicted_low > 1.0 and result.answer.startswith("use ")
         assert top.tier in ("exact", "covering") or _is_nearest_of_its_set(result, top)
     try:
-        plan = plan_export(bundled, query, manifests=[], machine_gpu=None)
+        plan = plan_export(bundled, query, manifests=[], machine_gpu=gpu)
     except KeepBaseline as refusal:
         # every row above the baseline had nothing to write out (published results only)
         above = result.candidates[: keep_at - 1]
@@ -75,7 +76,20 @@ def test_every_model_shape_gets_an_honest_answer_and_export_follows_it(bundled, 
             plan.config,
         )
         assert plan.skipped == plan.rank - 1 and plan.anyway is None
-        assert plan.evidence.gpu == "h100" and plan.predicted_speedup == chosen.predicted_speedup
+        assert plan.evidence.gpu == gpu and plan.predicted_speedup == chosen.predicted_speedup
+
+
+@pytest.mark.parametrize("query", MODEL_SHAPES[:3], ids=str)
+def test_without_a_gpu_here_the_answer_names_the_gpu_with_the_most_measured_rows(bundled, query):
+    result = lookup(bundled, query, limit=None, machine_gpu=None)
+    assert result.gpu_choice.startswith("most measured rows for this shape: ")
+    assert f"{query} on {result.gpu} (most measured rows" in result.scope()
+    chosen = int(result.gpu_choice.split(": ")[1])
+    for other in ("h100", "h200"):
+        rows = lookup(bundled, query, limit=None, gpu=other, machine_gpu=None).candidates
+        runnable = [r for r in rows if r.tier not in ("uncovered", BASELINE)]
+        measured = [r for r in runnable if r.candidate.source == "measured"]
+        assert len(measured) <= chosen
 
 
 def _is_nearest_of_its_set(result, entry) -> bool:

@@ -10,7 +10,9 @@
 set -u
 store=$1 lib=$2 out=$3 seconds=$4
 mkdir -p "$out"
-PICKS=$(python3 benchmarks/tuner/h100-2026-11-24-s13/make_picks.py "$store" kernels/h100_F32F16F16F32/manifest.json "$out/picks")
+# CURRENT_MANIFEST: the set whose picks are "old" (default the H100 set; kernels/h200_F32F16F16F32/manifest.json
+# on an H200). The two sets' folders are named h100_F32F16F16F32 either way (the bench's GPU is the machine's).
+PICKS=$(python3 benchmarks/tuner/h100-2026-11-24-s13/make_picks.py "$store" "${CURRENT_MANIFEST:-kernels/h100_F32F16F16F32/manifest.json}" "$out/picks")
 echo "changed picks: $(echo "$PICKS" | tr ',' '\n' | grep -c _)"
 each=$((seconds / 4))
 start=$SECONDS

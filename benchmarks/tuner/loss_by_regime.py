@@ -5,10 +5,10 @@
 MEASUREMENTS is a store (.duckdb) or a measurements Parquet file with a harness-3 offline run of
 our set (an older bundle: ``git show 6c93c21:db/bundled/measurements.parquet > m.parquet``);
 ``--run`` picks one run (a run-id prefix) where it holds several.
-Prints, per regime (db.shapes.regime), the configs, the geomean of best-baseline time / ours and
-the sum of its logs (how much of the grid's total loss the regime holds), then the geomean fraction of
-the physical floor (SPEC section 7, db.shapes.floor_seconds: H100) that ours and the best baseline
-reach per regime. With ``--tuned`` (a
+Prints, per regime (db.shapes.regime, of ``--gpu``'s roofline: default h100), the configs, the
+geomean of best-baseline time / ours and the sum of its logs (how much of the grid's total loss the
+regime holds), then the geomean fraction of the physical floor (SPEC section 7,
+db.shapes.floor_seconds) that ours and the best baseline reach per regime. With ``--tuned`` (a
 manifest a re-search wrote), the same over the configs it re-searched: ours as the grid measured it
 against min(grid, the re-search's own time), both over the grid's best baseline.
 """
@@ -46,18 +46,18 @@ def grid_times(path: Path, run: str = "") -> dict[Config, tuple[float, float]]:
     return {(m, n, k): (base, ours) for m, n, k, base, ours in rows if base and ours}
 
 
-def by_regime(ratios: dict[Config, float]) -> list[tuple[str, int, float, float]]:
-    """(regime, configs, geomean, sum of logs) per regime present."""
+def by_regime(ratios: dict[Config, float], gpu: str = "h100") -> list[tuple[str, int, float, float]]:
+    """(regime, configs, geomean, sum of logs) per regime present (the regimes of ``gpu``'s roofline)."""
     logs: dict[str, list[float]] = defaultdict(list)
     for (m, n, k), ratio in ratios.items():
-        logs[regime(Shape(m, n, k))].append(math.log(ratio))
+        logs[regime(Shape(m, n, k), gpu)].append(math.log(ratio))
     return [
         (r, len(logs[r]), math.exp(sum(logs[r]) / len(logs[r])), sum(logs[r])) for r in REGIMES if logs[r]
     ]
 
 
-def _floor(config: Config) -> float:
-    floor = floor_seconds(Shape(*config), "h100")
+def _floor(config: Config, gpu: str) -> float:
+    floor = floor_seconds(Shape(*config), gpu)
     assert floor is not None
     return floor
 
@@ -67,14 +67,16 @@ def main() -> None:
     ap.add_argument("measurements", type=Path)
     ap.add_argument("--run", default="", help="a run id (or its prefix)")
     ap.add_argument("--tuned", type=Path, help="a re-search's manifest.json")
+    ap.add_argument("--gpu", default="h100", help="regimes and floor of this GPU (h100, h200)")
     args = ap.parse_args()
+    gpu = args.gpu
     times = grid_times(args.measurements, args.run)
     print("regime   configs  geomean  sum_ln")
-    for name, count, geomean, total in by_regime({c: b / o for c, (b, o) in times.items()}):
+    for name, count, geomean, total in by_regime({c: b / o for c, (b, o) in times.items()}, gpu):
         print(f"{name:8} {count:7} {geomean:8.3f} {total:7.1f}")
-    print("\nfraction of the physical floor (H100), geomean per regime: ours, best baseline")
-    ours = by_regime({c: _floor(c) / o for c, (_, o) in times.items()})
-    best = {r: g for r, _, g, _ in by_regime({c: _floor(c) / b for c, (b, _) in times.items()})}
+    print(f"\nfraction of the physical floor ({gpu.upper()}), geomean per regime: ours, best baseline")
+    ours = by_regime({c: _floor(c, gpu) / o for c, (_, o) in times.items()}, gpu)
+    best = {r: g for r, _, g, _ in by_regime({c: _floor(c, gpu) / b for c, (b, _) in times.items()}, gpu)}
     for name, count, geomean, _ in ours:
         print(f"{name:8} {count:7} {geomean:8.3f} {best[name]:8.3f}")
     if args.tuned:
@@ -82,10 +84,10 @@ def main() -> None:
             (e["m"], e["n"], e["k"]): e["time_us"] * 1e-6
             for e in json.loads(args.tuned.read_text())["configs"]
         }
-        before = by_regime({c: times[c][0] / times[c][1] for c in tuned})
+        before = by_regime({c: times[c][0] / times[c][1] for c in tuned}, gpu)
         after = dict(
             (r, g)
-            for r, _, g, _ in by_regime({c: times[c][0] / min(times[c][1], t) for c, t in tuned.items()})
+            for r, _, g, _ in by_regime({c: times[c][0] / min(times[c][1], t) for c, t in tuned.items()}, gpu)
         )
         print(f"\nre-searched {len(tuned)} configs: regime, configs, geomean before -> after")
         for name, count, geomean, _ in before:

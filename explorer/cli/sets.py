@@ -1,4 +1,4 @@
-"""``sets``: the kernel sets with their GPUs, modes and configs."""
+"""``sets``: the kernel sets with the GPU each is for, the GPUs and modes of its data, and configs."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import argparse
 from cuda_l2_explorer.cli.common import add_format, open_store, say
 
 NAME = "sets"
-HELP = "list kernel sets with their GPUs, modes and configs"
+HELP = "list kernel sets with the GPU each is for, the GPUs and modes it has data for, and configs"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

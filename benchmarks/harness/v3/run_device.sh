@@ -23,6 +23,11 @@ if [ -f .carry/duckdb-site.tar.xz ]; then
   python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2], filter="data")' .carry/duckdb-site.tar.xz /tmp/site || exit 1
 fi
 export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1
+# Dask's wheels (benchmarks/device_carry.sh cluster) for GRID_GPUS=all: one worker a GPU.
+if [ -d .whl-cluster ]; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target /tmp/site-cluster .whl-cluster/*.whl \
+    && export PYTHONPATH=/tmp/site:/tmp/site-cluster
+fi
 export CUDA_L2_EXPLORER_BUILD_CACHE=/tmp/l2x-build CUDA_L2_EXPLORER_NATIVE_CACHE=/tmp/l2x-native
 if [ -f .carry/cutlass-4.2.0.tar.gz ]; then  # only a build needs the headers
   mkdir -p /tmp/cutlass && tar -xzf .carry/cutlass-4.2.0.tar.gz -C /tmp/cutlass && export CUTLASS_DIR=/tmp/cutlass
@@ -64,7 +69,7 @@ carried_store() {
   else return 1; fi
 }
 MNK=$(grep -v '^#' $V3/configs.txt | tr -s ' \n' ',' | sed 's/^,//; s/,$//')
-SET=kernels/h100_F32F16F16F32
+SET=${SET:-kernels/h100_F32F16F16F32}  # another of our sets: SET=kernels/h200_F32F16F16F32
 
 while [ $# -gt 0 ]; do
   start=$(date +%s)
@@ -100,12 +105,13 @@ while [ $# -gt 0 ]; do
   grid)
     # Throughput: our set + the seven baselines, offline, graph-timed, into grid.duckdb. GRID picks
     # the configs (default: the whole grid); BUDGET stops starting configs after that many
-    # seconds; a store carried in .carry/grid.duckdb.xz (or .gz) is resumed (chunks of < 10 minutes).
+    # seconds; a store carried in .carry/grid.duckdb.xz (or .gz) is resumed (chunks of < 10 minutes);
+    # GRID_GPUS=all shards the configs over every GPU of the machine (one worker a GPU).
     ensure_lib
     resume=""
     carried_store grid && resume="--resume"
     python3 -m cuda_l2_explorer --db "$OUT/grid.duckdb" --no-bundled bench --set $SET --library "$(lib)" \
-      ${GRID:---grid} --mode offline $resume --time-budget "${BUDGET:-400}" --progress none --json \
+      ${GRID:---grid} --mode offline $resume --time-budget "${BUDGET:-400}" ${GRID_GPUS:+--gpus $GRID_GPUS} --progress none --json \
       >"$OUT/grid.json" 2>"$OUT/grid.log"
     echo "bench grid: exit $? after $(( $(date +%s) - start )) s: $(tr -d '\n' <"$OUT/grid.json" | head -c 400)" \
       | tee -a "$OUT/device.txt"
