@@ -547,7 +547,8 @@ def chosen_search_rows(store: Store, run_ids: Sequence[str]) -> list[tuple]:
                r.gpu, r.gpu_name, r.started_at, r.params,
                (SELECT count(*) FROM main.search_log c WHERE c.run_id = s.run_id AND c.m = s.m
                   AND c.n = s.n AND c.k = s.k AND c.stage = 1) AS measured,
-               (SELECT arg_min(b.candidate, b.median) FROM main.search_log b WHERE b.run_id = s.run_id
+               (SELECT arg_min(b.candidate, {{'median': b.median, 'name': b.candidate}})
+                  FROM main.search_log b WHERE b.run_id = s.run_id
                   AND b.m = s.m AND b.n = s.n AND b.k = s.k AND b.family = 'baseline'
                   AND b.status = 'ok') AS ref_name,
                (SELECT min(b.median) FROM main.search_log b WHERE b.run_id = s.run_id
@@ -847,7 +848,8 @@ def kernel_figures_of_run(store: Store, set_id: str, run_id: str) -> list[tuple]
         FROM measured_times t
         JOIN run_harness r USING (run_id)
         LEFT JOIN (
-            SELECT run_id, m, n, k, arg_min(baseline, median) AS baseline, min(median) AS median
+            SELECT run_id, m, n, k, arg_min(baseline, {'median': median, 'name': baseline}) AS baseline,
+                   min(median) AS median
             FROM measured_baselines
             WHERE baseline NOT LIKE '%-max' AND baseline <> 'best-baseline'
             GROUP BY ALL

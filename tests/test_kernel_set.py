@@ -1,38 +1,85 @@
-"""The repository's own kernel set (kernels/h100_F32F16F16F32): its manifest covers the grid with
-harness figures, names only kernels the catalog builds, and materialises deterministically."""
+"""The repository's own kernel sets (kernels/h100_F32F16F16F32, kernels/h200_F32F16F16F32): each
+manifest covers the grid with harness figures from a bundled run of that set on its GPU, names
+only kernels the catalog builds, is what that run measured, and materialises deterministically."""
 
+import json
 from pathlib import Path
 
+import pytest
 from cuda_l2_explorer.db.shapes import grid_shapes
+from cuda_l2_explorer.db.store import Store
 from cuda_l2_explorer.tuner import manifest as mf
 from cuda_l2_explorer.tuner.families import full_catalog, kernel_from_dict
 from cuda_l2_explorer.tuner.materialize import render_config_source
 
-MANIFEST = Path(__file__).resolve().parents[1] / "kernels" / "h100_F32F16F16F32" / "manifest.json"
+KERNELS = Path(__file__).resolve().parents[1] / "kernels"
+DEVICES = ["h100", "h200"]
 
 
-def test_manifest_covers_the_grid_with_harness_figures() -> None:
-    data = mf.load(MANIFEST)
+def manifest_path(device: str) -> Path:
+    return KERNELS / f"{device}_F32F16F16F32" / "manifest.json"
+
+
+def pick(entry: dict) -> tuple:
+    return entry["kernel_name"], sorted(entry["variant"].items())
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_manifest_covers_the_grid_with_harness_figures(device) -> None:
+    data = mf.load(manifest_path(device))
+    assert data["device"] == device
     shapes = {(e["m"], e["n"], e["k"]) for e in data["configs"]}
     assert shapes == {s.astuple() for s in grid_shapes()}
     for e in data["configs"]:
         assert e["bench_run_id"] and e["best_baseline"] and e["best_baseline_us"] > 0
         assert e["p10_us"] <= e["time_us"] <= e["p90_us"]
-        assert e["gpu"] == "h100" and e["harness_version"]
+        assert e["gpu"] in DEVICES and e["harness_version"]  # the GPU its search ran on
+    if device == "h200":  # the H100 set with the picks a search on the H200 changed
+        h100 = {(e["m"], e["n"], e["k"]): pick(e) for e in mf.load(manifest_path("h100"))["configs"]}
+        changed = {
+            (e["m"], e["n"], e["k"]) for e in data["configs"] if pick(e) != h100[e["m"], e["n"], e["k"]]
+        }
+        searched_here = {(e["m"], e["n"], e["k"]) for e in data["configs"] if e["gpu"] == "h200"}
+        assert changed and changed == searched_here
 
 
-def test_manifest_names_only_kernels_the_catalog_builds() -> None:
+@pytest.mark.parametrize("device", DEVICES)
+def test_manifest_names_only_kernels_the_catalog_builds(device) -> None:
     catalog = {c.name: c for c in full_catalog()}
-    for e in mf.load(MANIFEST)["configs"]:
+    for e in mf.load(manifest_path(device))["configs"]:
         config = kernel_from_dict(e["kernel"])
         assert config.name == e["kernel_name"]
         assert catalog[config.name] == config
 
 
-def test_materialised_sources_are_deterministic() -> None:
-    entries = mf.load(MANIFEST)["configs"]
+@pytest.mark.parametrize("device", DEVICES)
+def test_the_bundled_run_measured_what_the_manifest_names(device) -> None:
+    """Merging picks without measuring the set again would leave the bundle's figures about other
+    kernels: each entry's bench run is a bundled run of this set, and it ran the entry's kernel
+    and variant."""
+    data = mf.load(manifest_path(device))
+    set_id = f"ours/{device}_F32F16F16F32"
+    with Store.open(None, read_only=True, with_bundled=True) as store:
+        runs = dict(
+            store.con.execute("SELECT run_id, gpu FROM all_runs WHERE set_id = ?", [set_id]).fetchall()
+        )
+        kernels = {
+            (m, n, k): json.loads(params)
+            for m, n, k, params in store.con.execute(
+                "SELECT m, n, k, params FROM all_kernels WHERE set_id = ?", [set_id]
+            ).fetchall()
+        }
+    for e in data["configs"]:
+        assert runs.get(e["bench_run_id"]) == device, (e["m"], e["n"], e["k"])
+        measured = kernels[e["m"], e["n"], e["k"]]
+        assert pick(measured) == pick(e)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_materialised_sources_are_deterministic(device) -> None:
+    entries = mf.load(manifest_path(device))["configs"]
     for entry in (entries[0], entries[-1]):
-        first = render_config_source(entry)
-        assert first == render_config_source(dict(entry))
-        assert "void cuda_l2_h100_fp32(torch::Tensor a" in first
+        first = render_config_source(entry, device)
+        assert first == render_config_source(dict(entry), device)
+        assert f"void cuda_l2_{device}_fp32(torch::Tensor a" in first
         assert entry["kernel_name"] in first
