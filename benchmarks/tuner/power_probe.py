@@ -23,6 +23,8 @@ import threading
 import time
 
 import torch
+from cuda_l2_explorer.db.shapes import Shape
+from cuda_l2_explorer.importer.harness.protocol import rotation_sets
 from cuda_l2_explorer.tuner.native import RASTER, TunerLibrary, Variant
 from cuda_l2_explorer.tuner.search_worker import library_kernel_fn
 
@@ -67,9 +69,11 @@ class Sampler(threading.Thread):
 
 
 def rotation(m: int, n: int, k: int) -> list[tuple]:
-    per_set = 2 * (m * k + k * n + m * n)
+    """As many input sets as the harness rotates among (protocol.rotation_sets: >= 2x the L2, at
+    most half the free memory), each sized as the harness's (B in both layouts)."""
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
-    count = max(2, -(-2 * l2 // per_set))
+    free, _ = torch.cuda.mem_get_info()
+    count = rotation_sets(Shape(m, n, k).input_set_bytes, l2, free)
     sets = []
     for _ in range(count):
         a = torch.randn(m, k, device="cuda", dtype=torch.half)
