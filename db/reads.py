@@ -325,11 +325,15 @@ def kernel_detail(store: Store, set_id: str, m: int, n: int, k: int) -> dict:
         "SELECT * EXCLUDE (bundled) FROM all_kernels WHERE set_id = ? AND m = ? AND n = ? AND k = ?",
         [set_id, m, n, k],
     )
+    # sm_clock_mhz: the SM clock as the config's timing ended (the harness's worker reads it),
+    # which power state the figure was taken in: large shapes run at the power limit, below boost.
     measured = store.query(
         "SELECT r.gpu, r.mode, x.padded, x.status, x.rel_error, x.error_ratio, x.median * 1e6 AS median_us, "
-        "x.message FROM all_measurements x JOIN all_runs r USING (run_id) WHERE r.set_id = ? "
-        "AND x.m = ? AND x.n = ? AND x.k = ? AND x.implementation = 'kernel' AND x.metric = 'device_time' "
-        "ORDER BY r.gpu, r.mode, x.padded",
+        "TRY_CAST(json_extract_string(c.details, '$.sm_clock_after_timing_mhz') AS INTEGER) AS sm_clock_mhz, "
+        "x.message FROM all_measurements x JOIN all_runs r USING (run_id) "
+        "LEFT JOIN all_run_configs c ON c.run_id = x.run_id AND c.m = x.m AND c.n = x.n AND c.k = x.k "
+        "WHERE r.set_id = ? AND x.m = ? AND x.n = ? AND x.k = ? AND x.implementation = 'kernel' "
+        "AND x.metric = 'device_time' ORDER BY r.gpu, r.mode, x.padded",
         [set_id, m, n, k],
     )
     audit = store.query(

@@ -133,6 +133,8 @@ for line in sys.stdin:
             "info": {
                 "seconds": 0.01,
                 "rotation_sets": 2,
+                # As the real worker: the SM clock as the timing ends (large shapes run power-limited).
+                "sm_clock_after_timing_mhz": 1980 if m * n * k < 4096**3 else 1410,
                 "audit_reuse": job.get("audit_reuse"),
                 # As the real worker: the auto-tuning choice offline, the reused one in server mode.
                 "autotune": {"nn": {"chosen": 3 + m % 5}} if job["protocol"]["mode"] == "offline" else {},

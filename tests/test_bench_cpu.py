@@ -55,6 +55,24 @@ def _set_row(store):
         )
 
 
+def test_the_kernel_view_names_the_clock_each_figure_was_taken_at(db_path):
+    """The worker's SM clock at the end of a config's timing is stored with the config and shown
+    beside the kernel's figure: which power state (boost, or the power limit) it was taken in."""
+    from cuda_l2_explorer.db import reads
+
+    shapes = [Shape(64, 64, 64), Shape(4096, 4096, 4096)]
+    with Store.open(db_path) as store:
+        _set_row(store)
+        runner.run_plan(_opener(store.path), _plan(shapes), "test")
+        clocks = {
+            s.m: reads.kernel_detail(store, "planted/h100_F32F16F16F32", *s.astuple())["measurements"]
+            .select("gpu", "sm_clock_mhz")
+            .rows()
+            for s in shapes
+        }
+    assert clocks == {64: [("h100", 1980)], 4096: [("h100", 1410)]}
+
+
 def test_crash_hang_and_error_cost_only_their_config(db_path):
     shapes = [Shape(64, 64, 64), Shape(13, 64, 64), Shape(17, 64, 64), Shape(19, 64, 64), Shape(128, 64, 64)]
     with Store.open(db_path) as store:

@@ -170,7 +170,8 @@ def test_a_bad_lock_wait_is_a_usage_error(cli, loaded_db, monkeypatch, bad):
     result = cli("--db", loaded_db, "stats")
     assert result.code == 2
     assert result.err.strip() == (
-        f"cuda-l2-explorer: error: CUDA_L2_EXPLORER_LOCK_WAIT_S must be a positive number of seconds, got {bad!r}"
+        "cuda-l2-explorer: error: CUDA_L2_EXPLORER_LOCK_WAIT_S must be a positive number of seconds, "
+        f"got {bad!r}"
     )
 
 
