@@ -9,7 +9,7 @@ using TileShape = Shape<_${tile_m}, _${tile_n}, _${tile_k}>;
 using ClusterShape = Shape<_${cluster_m}, _${cluster_n}, _1>;
 using CollectiveEpilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
     cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
-    cutlass::epilogue::collective::EpilogueTileAuto, float, float,
+    ${epilogue_tile}, float, float,
     void, LayoutD, 8,
     cutlass::half_t, LayoutD, 8,
     ${epilogue_schedule}>::CollectiveOp;

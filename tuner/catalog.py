@@ -29,6 +29,7 @@ from cuda_l2_explorer.tuner.config import (
     ConfigError,
     ConfigRecord,
     check_fields,
+    is_positive_int,
 )
 
 SM90_FAMILY = "cutlass_sm90"
@@ -55,9 +56,21 @@ class KernelConfig(ConfigRecord):
     swap_ab: bool = False
     b_major: BMajor = "n"
     family: Family = "cutlass_sm90"
+    # The epilogue's subtile width along N (its height is the warpgroup's 64 rows, or 128 under the
+    # cooperative schedule); "auto" is CUTLASS's choice, 32 wide: ten TMA stores of 4 KB, each
+    # behind a barrier, per 128x160 tile.
+    epi_n: int | Literal["auto"] = "auto"
 
     def __post_init__(self) -> None:
         validate(self)
+
+    def to_dict(self) -> dict[str, object]:
+        # The default epilogue is left out, so kernels that predate the field keep their dicts
+        # (manifests, stores, the library's registry) and content hashes.
+        data = super().to_dict()
+        if self.epi_n == "auto":
+            del data["epi_n"]
+        return data
 
     # -- naming ----------------------------------------------------------------------------------
     @property
@@ -75,6 +88,8 @@ class KernelConfig(ConfigRecord):
         ]
         if self.swap_ab:
             parts.append("swap")
+        if self.epi_n != "auto":
+            parts.append(f"e{self.epi_n}")
         return "_".join(parts)
 
     # -- what the user's shape maps to ------------------------------------------------------------
@@ -84,6 +99,16 @@ class KernelConfig(ConfigRecord):
 
     def smem_per_stage(self) -> int:
         return (self.tile_m + self.tile_n) * self.tile_k * ELEM_BYTES
+
+    def epi_m(self) -> int:
+        """Rows of the epilogue's subtile: one warpgroup's 64, or both's 128 when cooperative."""
+        return 128 if self.schedule == "cooperative" else 64
+
+    def epi_smem(self) -> int:
+        """Shared memory an explicit epilogue subtile takes: two buffers of D (CUTLASS's StagesD)."""
+        assert self.epi_n != "auto"
+        subtiles = (self.tile_m // self.epi_m()) * (self.tile_n // self.epi_n)
+        return min(subtiles, 2) * self.epi_m() * self.epi_n * ELEM_BYTES
 
 
 def validate(cfg: KernelConfig) -> None:
@@ -113,15 +138,22 @@ def validate(cfg: KernelConfig) -> None:
         raise ConfigError("a cluster of more than 4 CTAs is not supported here (portable limit 8; 4 kept)")
     if cfg.scheduler == "streamk" and cfg.schedule != "cooperative":
         raise ConfigError("the stream-K tile scheduler needs the cooperative schedule")
+    if cfg.epi_n != "auto":
+        if not is_positive_int(cfg.epi_n) or cfg.epi_n % 16 or cfg.tile_n % cfg.epi_n:
+            raise ConfigError(f"epi_n must be 'auto' or a multiple of 16 dividing tile_n, got {cfg.epi_n!r}")
+        if cfg.tile_m % cfg.epi_m():
+            raise ConfigError(f"an explicit epilogue subtile needs tile_m a multiple of {cfg.epi_m()}")
+    # Shared memory the epilogue takes beside the pipeline: an explicit subtile's buffers, or a
+    # rough allowance for CUTLASS's own choice (the compiler has the last word).
+    epi_bytes = 16 * 1024 if cfg.epi_n == "auto" else cfg.epi_smem() + 2 * 1024
     if cfg.stages != "auto":
         if not isinstance(cfg.stages, int) or isinstance(cfg.stages, bool) or not 2 <= cfg.stages <= 8:
             raise ConfigError(f"stages must be 'auto' or an int in 2..8, got {cfg.stages!r}")
-        # A rough fit check (the epilogue's own buffers come on top; the compiler has the last word).
-        if cfg.stages * cfg.smem_per_stage() > SMEM_BYTES_SM90 - 16 * 1024:
+        if cfg.stages * cfg.smem_per_stage() > SMEM_BYTES_SM90 - epi_bytes:
             raise ConfigError(
                 f"{cfg.stages} stages of {cfg.smem_per_stage()} bytes do not fit in shared memory"
             )
-    elif 2 * cfg.smem_per_stage() > SMEM_BYTES_SM90 - 16 * 1024:
+    elif 2 * cfg.smem_per_stage() > SMEM_BYTES_SM90 - epi_bytes:
         raise ConfigError("tile too large for two pipeline stages in shared memory")
 
 
@@ -209,6 +241,21 @@ def first_catalog() -> list[KernelConfig]:
         _c(128, 96, swap_ab=True),
         _c(128, 96, schedule="pingpong", swap_ab=True),
         _c(256, 96, swap_ab=True),
+        # output-bound (K <= 512 on large M x N, C most of the bytes): at 12288x12288x256 on an
+        # H200 cuBLASLt's nvjet 128x160 5-stage 2x1 ping-pong ran 132 us and our kernel of the
+        # same tile, stages and cluster 165 (2026-11-28): CUTLASS's ping-pong epilogue stores a
+        # 128x160 tile as ten 64x32 subtiles, each a TMA store behind a barrier. One subtile as
+        # wide as the tile, and the auto-tuner's other winners there (176x128 in 1x2 clusters,
+        # 144x128), whose odd widths need it (auto would cut 176 into 16-wide subtiles).
+        _c(128, 160, schedule="pingpong", cluster_m=2, stages=5, swap_ab=True, epi_n=160),
+        _c(128, 160, schedule="pingpong", cluster_m=2, stages=4, swap_ab=True, epi_n=160),
+        _c(128, 176, schedule="pingpong", cluster_m=2, stages=4, b_major="k", epi_n=176),
+        _c(128, 176, schedule="pingpong", cluster_n=2, stages=4, swap_ab=True, epi_n=176),
+        _c(128, 144, schedule="pingpong", cluster_m=2, stages=5, b_major="k", epi_n=144),
+        _c(128, 128, schedule="pingpong", cluster_m=2, epi_n=128),
+        _c(128, 128, schedule="pingpong", cluster_n=2, epi_n=128),
+        _c(128, 128, schedule="pingpong", epi_n=128),
+        _c(128, 128, schedule="pingpong", cluster_m=2, epi_n=64),
     ]
     names = [c.name for c in cat]
     assert len(set(names)) == len(names), "duplicate names in the catalog"

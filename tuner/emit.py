@@ -85,6 +85,11 @@ def render_kernel(cfg: KernelConfig) -> str:
         tile_k=cfg.tile_k,
         cluster_m=cfg.cluster_m,
         cluster_n=cfg.cluster_n,
+        epilogue_tile=(
+            "cutlass::epilogue::collective::EpilogueTileAuto"
+            if cfg.epi_n == "auto"
+            else f"Shape<_{cfg.epi_m()}, _{cfg.epi_n}>"
+        ),
         epilogue_schedule=(
             "cutlass::epilogue::TmaWarpSpecializedCooperative"
             if coop
