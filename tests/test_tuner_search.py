@@ -100,6 +100,27 @@ def test_prediction_is_positive_and_grows_with_k(name: str, m: int, n8: int, k8:
     assert predict(m, n, 2 * k, params, Variant(), 132, 3.35e12) >= t
 
 
+def test_ping_pong_hides_the_epilogue_only_where_it_is_the_smaller_part() -> None:
+    # Same 128x128 tile, two schedules: at K = 64 on large M x N C's store outweighs the main loop
+    # and ping-pong hides the main loop behind it; at K = 8192 it hides the store. Either way the
+    # cooperative twin pays both.
+    coop = KERNELS["sm90_128x128x64_c1x1_coop_ps_sauto_bn"]
+    pingpong = KERNELS["sm90_128x128x64_c1x1_pp_ps_sauto_bn"]
+    store_s = -(-(96 * 96) // 132) * 128 * 128 * 2 / (4.8e12 / 132)  # 70 waves of tiles' C
+    gaps = {}
+    for k in (64, 256, 8192):
+        gaps[k] = predict(12288, 12288, k, coop, Variant(), 132, 4.8e12) - predict(
+            12288, 12288, k, pingpong, Variant(), 132, 4.8e12
+        )
+        assert 0 < gaps[k] <= store_s * (1 + 1e-9)
+    assert gaps[8192] == pytest.approx(store_s)  # the main loop is the longer part: all of C hidden
+    # the small-K winners measured on an H200 (ping-pong) lead the short list there
+    best = candidates(12288, 12288, 256, KERNELS, bandwidth=4.8e12, limit=8)[0]
+    assert KERNELS[best.kernel]["schedule"] == "pingpong"
+    large = candidates(8192, 8192, 8192, KERNELS, bandwidth=4.8e12, limit=8)[0]
+    assert KERNELS[large.kernel]["schedule"] == "cooperative"
+
+
 def test_split_k_costs_partial_traffic_only_where_partials_go_through_memory() -> None:
     # CUTLASS's split-K writes fp32 partials and reads them back; the tiny family reduces them
     # over distributed shared memory: the same tile and splits cost it exactly that traffic less.

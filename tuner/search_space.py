@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cuda_l2_explorer.db.shapes import TINY_FLOOR_S, Shape
+from cuda_l2_explorer.tuner.config import ELEM_BYTES
 from cuda_l2_explorer.tuner.families import family_of
 from cuda_l2_explorer.tuner.native import DECOMPOSITION, RASTER, Variant
 
@@ -139,6 +140,12 @@ def predict(
     slots = cluster_slots(params, splits, sms)
     per_sm_flops = PEAK_FLOPS / sms * tile_efficiency(rows, cols)
     tile_s = 2.0 * rows * cols * k / per_sm_flops
+    # A tile's C leaves at the SM's share of DRAM bandwidth. Ping-pong overlaps one warpgroup's
+    # epilogue with the other's main loop, every other schedule waits for it: at small K on large
+    # M x N the difference decides (H200, 2026-11-28: every auto-tuned cuBLASLt winner and our
+    # best pick at K = 64-512 was a ping-pong kernel; the model had ranked cooperative 128x256 first).
+    epilogue_s = rows * cols * ELEM_BYTES / (bandwidth / sms)
+    tile_s = max(tile_s, epilogue_s) if params.get("schedule") == "pingpong" else tile_s + epilogue_s
     if v.decomposition == DECOMPOSITION["streamk"] or (
         v.decomposition == DECOMPOSITION["heuristic"] and params.get("scheduler") == "streamk"
     ):
