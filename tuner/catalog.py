@@ -256,6 +256,16 @@ def first_catalog() -> list[KernelConfig]:
         _c(128, 128, schedule="pingpong", cluster_n=2, epi_n=128),
         _c(128, 128, schedule="pingpong", epi_n=128),
         _c(128, 128, schedule="pingpong", cluster_m=2, epi_n=64),
+        # they took 71 of the 78 picks there (old/new 1.082, H200, 2026-11-28): the same subtile
+        # change for the cooperative tiles of mid and large K (128 rows x 32 by default: eight
+        # stores per 128x256 tile) and for the ping-pong tiles of skinny and mid shapes
+        _c(128, 256, cluster_m=2, epi_n=64),
+        _c(256, 128, cluster_n=2, epi_n=64),
+        _c(128, 192, epi_n=64),
+        _c(64, 256, schedule="pingpong", epi_n=128),
+        _c(64, 128, schedule="pingpong", epi_n=128),
+        _c(128, 96, schedule="pingpong", b_major="k", epi_n=96),
+        _c(128, 96, schedule="pingpong", swap_ab=True, epi_n=96),
     ]
     names = [c.name for c in cat]
     assert len(set(names)) == len(names), "duplicate names in the catalog"

@@ -34,13 +34,18 @@ from cuda_l2_explorer.db.store import Store  # noqa: E402
 from cuda_l2_explorer.engine.export import export_plan, plan_export  # noqa: E402
 from cuda_l2_explorer.engine.export.formats import default_name, nvcc_flags  # noqa: E402
 from cuda_l2_explorer.tuner.build import find_cutlass, find_nvcc  # noqa: E402
+from cuda_l2_explorer.tuner.catalog import KernelConfig  # noqa: E402
 from cuda_l2_explorer.tuner.wgmma import WgmmaConfig  # noqa: E402
 from export_fixtures import KERNELS, LARGE, SKINNY, SPEC4_SET, TINY, spec4_store, write_manifest  # noqa: E402
 
 # Deep K with few tiles: our wgmma split-K family (CuTe headers, a 4-CTA cluster per tile).
 DEEP_K = Shape(256, 512, 8192)
 SPLIT_K_4 = {"raster": 0, "swizzle": 1, "decomposition": 2, "splits": 4}
-SHAPES = {"tiny": TINY, "skinny": SKINNY, "large": LARGE, "deep-k": DEEP_K}
+# Output-bound (C most of the bytes): a ping-pong swap-AB kernel whose epilogue stores each tile
+# as one 64x160 subtile (KernelConfig.epi_n), as the H200 set picks at K <= 512.
+OUTPUT_BOUND = Shape(8192, 8192, 256)
+WIDE_EPILOGUE = KernelConfig(128, 160, schedule="pingpong", cluster_m=2, stages=5, swap_ab=True, epi_n=160)
+SHAPES = {"tiny": TINY, "skinny": SKINNY, "large": LARGE, "deep-k": DEEP_K, "output-bound": OUTPUT_BOUND}
 REPO = Path(__file__).resolve().parents[2]
 BUILD_TIMEOUT_S = 900
 
@@ -91,7 +96,11 @@ class Builds:
         self.results: dict[tuple[str, str], dict] = {}
         manifest = write_manifest(
             root / "kernels" / "h100_F32F16F16F32" / "manifest.json",
-            {**KERNELS, DEEP_K: (WgmmaConfig(64, 64, 128, 6), SPLIT_K_4)},
+            {
+                **KERNELS,
+                DEEP_K: (WgmmaConfig(64, 64, 128, 6), SPLIT_K_4),
+                OUTPUT_BOUND: (WIDE_EPILOGUE, {"raster": 1, "swizzle": 4, "decomposition": 0, "splits": 1}),
+            },
         )
         # anyway: the fixture's large config is slower than its baseline (lookup keeps the baseline)
         self.plans = {

@@ -1,10 +1,13 @@
 """The H200 set's grid against the H100 set's grid on the same H200: merged picks against unchanged.
 
-    python benchmarks/tuner/h200-2026-11-28-s25/grid_vs_h100_set.py OLD_GRID.duckdb NEW_GRID.duckdb
+    python benchmarks/tuner/h200-2026-11-28-s25/grid_vs_h100_set.py OLD_GRID NEW_GRID
+        [OLD_MANIFEST NEW_MANIFEST [OLD_RUN]]
 
 Session 25: OLD is run eb97846e (kernels/h100_F32F16F16F32 on the H200), NEW run bf5c1b4a
 (kernels/h200_F32F16F16F32); the merged picks are where the two manifests name another kernel or
-variant. Output: grid_vs_h100_set.txt.
+variant. Output: grid_vs_h100_set.txt. Session 26 compares two versions of the H200 set: the
+manifests as files, OLD_GRID the bundled measurements parquet with OLD_RUN a run id prefix.
+A grid is a .duckdb store or a measurements .parquet.
 """
 
 from __future__ import annotations
@@ -24,18 +27,24 @@ def geomean(xs: list[float]) -> float:
     return math.exp(sum(map(math.log, xs)) / len(xs))
 
 
-def picks(device: str) -> dict[tuple[int, int, int], tuple]:
-    data = json.loads((ROOT / f"kernels/{device}_F32F16F16F32/manifest.json").read_text())
+def picks(manifest: Path) -> dict[tuple[int, int, int], tuple]:
+    data = json.loads(manifest.read_text())
     return {
         (e["m"], e["n"], e["k"]): (e["kernel_name"], sorted(e["variant"].items())) for e in data["configs"]
     }
 
 
-def main(old_path: str, new_path: str) -> None:
-    old, new = grid_times(Path(old_path)), grid_times(Path(new_path))
-    h100, h200 = picks("h100"), picks("h200")
-    merged = {c for c in h100 if h100[c] != h200[c]}
-    print("H200 grids: NEW (the H200 set) against OLD (the H100 set), per config device-time medians")
+def main(
+    old_path: str,
+    new_path: str,
+    old_manifest: str = str(ROOT / "kernels/h100_F32F16F16F32/manifest.json"),
+    new_manifest: str = str(ROOT / "kernels/h200_F32F16F16F32/manifest.json"),
+    old_run: str = "",
+) -> None:
+    old, new = grid_times(Path(old_path), old_run), grid_times(Path(new_path))
+    before, after = picks(Path(old_manifest)), picks(Path(new_manifest))
+    merged = {c for c in before if before[c] != after[c]}
+    print(f"grids: NEW ({new_manifest}) against OLD ({old_manifest}), per config device-time medians")
     for name, configs in (("merged picks", merged), ("unchanged picks", set(old) - merged)):
         cs = [c for c in configs if c in new and c in old]
         print(
@@ -47,4 +56,4 @@ def main(old_path: str, new_path: str) -> None:
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:3])
+    main(*sys.argv[1:])

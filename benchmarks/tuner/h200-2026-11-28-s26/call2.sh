@@ -9,15 +9,4 @@
 # Carried: .whl, .carry/{duckdb-site.tar.xz,cutlass-4.2.0.tar.gz,tunerlib.tar.gz}.
 set -u
 D=benchmarks/tuner/h200-2026-11-28-s26
-top=$OUT
-mkdir -p "$top/t" "$top/s"
-OUT=$top/t bash benchmarks/harness/v3/run_device.sh >/dev/null  # wheel, duckdb, the library in /tmp/tb
-export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1
-export CUDA_L2_EXPLORER_TUNER_LIB=$(ls -t /tmp/tb/lib/*.so | head -1)
-timeout 120 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_tuner_kernels.py \
-  -k "e160 or e176 or e144 or e128 or e64" >"$top/t/gpu_tests.log" 2>&1
-echo "gpu tests: exit $? $(tail -1 "$top/t/gpu_tests.log")"
-OUT=$top/s CURRENT_MANIFEST=kernels/h200_F32F16F16F32/manifest.json \
-  bash benchmarks/tuner/search_then_ab.sh $D/call2_configs.txt "--limit 48" ${TUNE_LIMIT:-170} ${END_S:-330}
-nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm --format=csv >"$top/gpu.csv"
-cd "$top" && tar cf all.tar --exclude=all.tar . && find . -mindepth 1 -not -name all.tar -delete && ls -la
+bash $D/tests_then_search.sh "e160 or e176 or e144 or e128 or e64" $D/call2_configs.txt ${TUNE_LIMIT:-170} ${END_S:-330}

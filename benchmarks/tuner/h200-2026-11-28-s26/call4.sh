@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Session 26, device call 3 (issue 15): the offline grid of our H200 set (kernels/h200_F32F16F16F32
-# with call 1's and call 2's faster picks merged, make_h200_set.sh) on a pair of H200s of one host,
+# Session 26, device call 4 (issue 15): the offline grid of our H200 set (kernels/h200_F32F16F16F32
+# with calls 1-3's faster picks merged, make_h200_set.sh) on a pair of H200s of one host,
 # the configs sharded over both (--gpus all), the library with the explicit-epilogue kernels.
 # Carried: .whl, .whl-cluster, .carry/{duckdb-site.tar.xz,cutlass-4.2.0.tar.gz,tunerlib.tar.gz}.
 set -u
