@@ -20,10 +20,6 @@ def manifest_path(device: str) -> Path:
     return KERNELS / f"{device}_F32F16F16F32" / "manifest.json"
 
 
-def pick(entry: dict) -> tuple:
-    return entry["kernel_name"], sorted(entry["variant"].items())
-
-
 @pytest.mark.parametrize("device", DEVICES)
 def test_manifest_covers_the_grid_with_harness_figures(device) -> None:
     data = mf.load(manifest_path(device))
@@ -35,9 +31,11 @@ def test_manifest_covers_the_grid_with_harness_figures(device) -> None:
         assert e["p10_us"] <= e["time_us"] <= e["p90_us"]
         assert e["gpu"] in DEVICES and e["harness_version"]  # the GPU its search ran on
     if device == "h200":  # the H100 set with the picks a search on the H200 changed
-        h100 = {(e["m"], e["n"], e["k"]): pick(e) for e in mf.load(manifest_path("h100"))["configs"]}
+        h100 = {(e["m"], e["n"], e["k"]): mf.pick_key(e) for e in mf.load(manifest_path("h100"))["configs"]}
         changed = {
-            (e["m"], e["n"], e["k"]) for e in data["configs"] if pick(e) != h100[e["m"], e["n"], e["k"]]
+            (e["m"], e["n"], e["k"])
+            for e in data["configs"]
+            if mf.pick_key(e) != h100[e["m"], e["n"], e["k"]]
         }
         searched_here = {(e["m"], e["n"], e["k"]) for e in data["configs"] if e["gpu"] == "h200"}
         assert changed and changed == searched_here
@@ -72,7 +70,7 @@ def test_the_bundled_run_measured_what_the_manifest_names(device) -> None:
     for e in data["configs"]:
         assert runs.get(e["bench_run_id"]) == device, (e["m"], e["n"], e["k"])
         measured = kernels[e["m"], e["n"], e["k"]]
-        assert pick(measured) == pick(e)
+        assert mf.pick_key(measured) == mf.pick_key(e)
 
 
 @pytest.mark.parametrize("device", DEVICES)

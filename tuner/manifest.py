@@ -88,6 +88,12 @@ def validate(data: Any, origin: str = "manifest") -> None:
         entry_variant(entry, where)
 
 
+def pick_key(entry: Mapping[str, Any]) -> tuple[str, tuple[tuple[str, int], ...]]:
+    """What an entry picks: its kernel's name and runtime variant. Two entries with the same key
+    run the same code the same way (a re-search that keeps it has changed nothing)."""
+    return entry["kernel_name"], tuple(sorted(entry["variant"].items()))
+
+
 def entry_kernel(entry: Mapping[str, Any], where: str = "manifest entry") -> Any:
     """The kernel config object of an entry (any family), or ManifestError."""
     kernel = entry.get("kernel")

@@ -15,9 +15,7 @@ import json
 import sys
 from pathlib import Path
 
-
-def choice(entry: dict) -> tuple[str, tuple]:
-    return entry["kernel_name"], tuple(sorted(entry["variant"].items()))
+from cuda_l2_explorer.tuner.manifest import pick_key
 
 
 def tuned_entries(path: str) -> list[dict]:
@@ -37,7 +35,7 @@ def main(tuned_path: str, current_path: str, out: str) -> None:
     new = [
         e
         for e in tuned_entries(tuned_path)
-        if (e["m"], e["n"], e["k"]) in now and choice(e) != choice(now[e["m"], e["n"], e["k"]])
+        if (e["m"], e["n"], e["k"]) in now and pick_key(e) != pick_key(now[e["m"], e["n"], e["k"]])
     ]
     header = {key: value for key, value in current.items() if key != "configs"}
     for name, entries in (("newpicks", new), ("oldpicks", [now[e["m"], e["n"], e["k"]] for e in new])):

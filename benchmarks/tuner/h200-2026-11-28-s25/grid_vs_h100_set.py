@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from cuda_l2_explorer.tuner.manifest import pick_key
 from loss_by_regime import grid_times
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -28,10 +29,7 @@ def geomean(xs: list[float]) -> float:
 
 
 def picks(manifest: Path) -> dict[tuple[int, int, int], tuple]:
-    data = json.loads(manifest.read_text())
-    return {
-        (e["m"], e["n"], e["k"]): (e["kernel_name"], sorted(e["variant"].items())) for e in data["configs"]
-    }
+    return {(e["m"], e["n"], e["k"]): pick_key(e) for e in json.loads(manifest.read_text())["configs"]}
 
 
 def main(
