@@ -268,8 +268,8 @@ def merge_store(store: Store, source: Path, replace_kernels: bool = False) -> li
 
     Returns the ids of (up to three) kernels that the two stores hold with different sources or
     parameters under one id; then nothing is copied. With ``replace_kernels`` the source's
-    kernels replace those instead (a set re-tuned since: each older run's params still record
-    the kernels it measured).
+    kernels replace those instead, and the source's description of their set replaces the older
+    one (a set re-tuned since: each older run's params still record the kernels it measured).
     """
     store.con.execute("ATTACH ? AS src (READ_ONLY)", [str(source)])
     try:
@@ -298,6 +298,11 @@ def merge_store(store: Store, source: Path, replace_kernels: bool = False) -> li
             for table in DATA_TABLES:
                 verb = _MERGE_VERB.get(table, "INSERT")
                 store.con.execute(f"{verb} INTO main.{table} BY NAME SELECT * FROM src.{table}")
+            if replace_kernels:  # the re-tuned set says what it was tuned with now
+                store.con.execute(
+                    "UPDATE main.kernel_sets m SET description = s.description FROM src.kernel_sets s "
+                    "WHERE m.set_id = s.set_id AND s.description IS NOT NULL"
+                )
     finally:
         store.con.execute("DETACH src")
     return []

@@ -20,6 +20,7 @@ from cuda_l2_explorer.app.panes.lookup import COLUMNS as LOOKUP_COLUMNS
 from cuda_l2_explorer.app.screens import ExportTableScreen, HelpScreen, KernelScreen, SortScreen
 from cuda_l2_explorer.engine import lookup as engine_lookup
 from textual import events
+from textual.widgets import Select
 
 SIZE = (140, 45)
 PLANTED_F32 = Path(__file__).parent / "kernelsets" / "planted" / "h100_F32F16F16F32"
@@ -383,6 +384,29 @@ async def test_help_palette_and_keymap(app_db, tmp_path, monkeypatch):
         await pilot.press("escape")
         titles = [c.title for c in app.get_system_commands(app.screen)]
         assert "Export table" in titles and "Copy table (MARKDOWN)" in titles
+        assert all(f"Show {s.label}" in titles for s in app.selections)
+
+
+async def test_k_opens_the_set_list_and_the_palette_switches_sets(app_db):
+    app = ExplorerApp(app_db, with_bundled=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await _ready(pilot)
+        assert len(app.selections) >= 2
+        await pilot.press("2", "k")  # from a pane's table
+        select = app.query_one("#selection", Select)
+        assert select.expanded and app.focused in (select, *select.query("SelectOverlay"))
+        start = app.selections.index(app.shown)
+        step, key = (1, "down") if start + 1 < len(app.selections) else (-1, "up")
+        await pilot.press(key, "enter")
+        await _ready(pilot)
+        assert app.shown == app.selections[start + step]
+        last = len(app.selections) - 1
+        (command,) = [
+            c for c in app.get_system_commands(app.screen) if c.title == f"Show {app.selections[last].label}"
+        ]
+        command.callback()
+        await _ready(pilot)
+        assert app.shown == app.selections[last]
 
 
 async def test_filter_and_sort_within_50_ms_on_a_full_grid(tmp_path):

@@ -180,6 +180,22 @@ def test_two_stores_with_different_kernels_under_one_id_are_refused(tmp_path):
     assert not (tmp_path / "bundle").exists()
 
 
+def test_a_retuned_set_replaces_its_kernels_and_what_it_says_it_was_tuned_with(tmp_path):
+    first = _measured_store(tmp_path / "first.duckdb", "r-1", "offline", "aa")
+    retuned = _measured_store(tmp_path / "retuned.duckdb", "r-2", "offline", "bb")
+    for path, library in ((first, "libA"), (retuned, "libB")):
+        with Store.open(path, with_bundled=False) as store:
+            store.con.execute("UPDATE kernel_sets SET description = ?", [f"tuned with {library}.so"])
+    build([], [first], tmp_path / "base", "base")
+    with pytest.raises(SystemExit, match="different kernels"):  # not without being told
+        build([], [retuned], tmp_path / "refused", "retuned", base=tmp_path / "base")
+    out = tmp_path / "bundle"
+    build([], [retuned], out, "retuned", base=tmp_path / "base", replace_kernels=True, drop_runs=["r-1"])
+    with Store.open(tmp_path / "read.duckdb", read_only=True, with_bundled=True, bundled_dir=out) as store:
+        assert store.query("SELECT source_sha256 FROM all_kernels").rows() == [("bb",)]
+        assert store.scalar("SELECT description FROM all_kernel_sets") == "tuned with libB.so"
+
+
 def test_a_superseded_run_is_dropped_from_the_base_whole(tmp_path, db_path):
     """A re-measured set replaces its old run: every row of the dropped run goes, nothing else."""
     base = bundled.default_dir()

@@ -81,3 +81,16 @@ def test_materialised_sources_are_deterministic(device) -> None:
         assert first == render_config_source(dict(entry), device)
         assert f"void cuda_l2_{device}_fp32(torch::Tensor a" in first
         assert entry["kernel_name"] in first
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_the_kernel_view_renders_the_source_for_its_sets_device(device) -> None:
+    """The app's kernel view renders a pick of our set as the SPEC §4 file export writes: with the
+    entry point of the set's own device."""
+    from cuda_l2_explorer.db.shapes import Shape
+    from cuda_l2_explorer.engine import browse
+
+    with Store.open(None, read_only=True, with_bundled=True) as store:
+        detail = browse.kernel_detail(store, f"ours/{device}_F32F16F16F32", Shape(12288, 12288, 256))
+    source = detail["kernel"]["source"]
+    assert f"void cuda_l2_{device}_fp32(" in source and f"{device}_F32F16F16F32 12288_12288_256" in source

@@ -97,6 +97,7 @@ class ExplorerApp(App[None]):
             for i, tab in enumerate(TABS)
         ],
         Binding("slash", "focus_filter", "filter", id="focus_filter", priority=True),
+        Binding("k", "choose_set", "set", id="choose_set"),
         Binding("y", "copy_row", "copy row", id="copy_row"),
         Binding("Y", "copy_table('tsv')", "copy table", show=False, id="copy_table"),
         Binding("e", "export_table", "export", id="export_table"),
@@ -237,6 +238,16 @@ class ExplorerApp(App[None]):
         self.query_one(TabbedContent).active = tab
         self._focus_now(self.query_one(self.FOCUS[tab]))  # keys go to the pane just shown
         self.timings[f"switch_{tab}"] = time.perf_counter() - started
+
+    def action_choose_set(self) -> None:
+        """Open the list of kernel set · GPU · mode · source: from the keyboard it is otherwise
+        reached only by tabbing back past every control of the pane."""
+        select = self.query_one("#selection", Select)
+        self._focus_now(select)
+        select.action_show_overlay()
+
+    def show_selection(self, index: int) -> None:
+        self.query_one("#selection", Select).value = index  # loads it (Select.Changed)
 
     def action_focus_filter(self) -> None:
         self.action_show("configs")
@@ -446,6 +457,12 @@ class ExplorerApp(App[None]):
         yield from super().get_system_commands(screen)
         for tab in TABS:
             yield SystemCommand(f"Show {tab}", f"Switch to the {tab} pane", lambda t=tab: self.action_show(t))
+        for i, selection in enumerate(self.selections):
+            yield SystemCommand(
+                f"Show {selection.label}",
+                "Load this kernel set, GPU, mode and source",
+                lambda i=i: self.show_selection(i),
+            )
         yield SystemCommand("Copy row (TSV)", "Copy the row under the cursor", self.action_copy_row)
         for fmt in ("tsv", "csv", "markdown"):
             yield SystemCommand(

@@ -34,6 +34,7 @@ show_configs = "c"      # binding id = key(s), comma separated
 | key | action | binding id |
 |---|---|---|
 | 1-7 | Overview, Configs, Heatmap, Plots, Lookup, Compare, Bench | show_overview ... show_bench |
+| k | choose the kernel set · GPU · mode · source the panes show (also in the palette) | choose_set |
 | / | focus the filter of the Configs table | focus_filter |
 | s / S | Configs: sort menu (the sorted column again: reverse) / reverse | sort_menu, reverse_sort |
 | Enter | open the kernel view of the row (Configs, Lookup) | |
