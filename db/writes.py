@@ -308,6 +308,31 @@ def merge_store(store: Store, source: Path, replace_kernels: bool = False) -> li
     return []
 
 
+def merge_search_logs(store: Store, source: Path) -> int:
+    """Copy the kernel searches of the store file ``source`` into ``store``, in one transaction:
+    its tune runs with their per-config status and search log, and its GPUs; not the kernel set a
+    search writes its picks to (a scratch set such as ``p/tuned`` whose kept picks were measured
+    and merged into one of ours elsewhere). Returns how many search-log rows it copied."""
+    store.con.execute("ATTACH ? AS src (READ_ONLY)", [str(source)])
+    try:
+        with store.transaction():
+            tune = "SELECT run_id FROM src.runs WHERE kind = 'tune'"
+            store.con.execute("INSERT OR REPLACE INTO main.gpus BY NAME SELECT * FROM src.gpus")
+            store.con.execute(
+                f"INSERT INTO main.runs BY NAME SELECT * REPLACE (NULL AS set_id) FROM src.runs "
+                f"WHERE run_id IN ({tune})"
+            )
+            for table in ("run_configs", "search_log"):
+                store.con.execute(
+                    f"INSERT INTO main.{table} BY NAME SELECT * FROM src.{table} WHERE run_id IN ({tune})"
+                )
+            return store.con.execute(
+                f"SELECT count(*) FROM src.search_log WHERE run_id IN ({tune})"
+            ).fetchone()[0]
+    finally:
+        store.con.execute("DETACH src")
+
+
 # ------------------------------------------------------------------------------------------------
 # Engine (engine.bench, engine.library, engine.export, cli)
 # ------------------------------------------------------------------------------------------------

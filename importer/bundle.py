@@ -2,11 +2,13 @@
 
     python -m cuda_l2_explorer.importer.bundle --published tests/data/upstream/*.csv [--store RUNS.duckdb]
     python -m cuda_l2_explorer.importer.bundle --base db/bundled --store GRID.duckdb --replace-kernels
+    python -m cuda_l2_explorer.importer.bundle --base db/bundled --search-log TUNE.duckdb
 
 Published CSVs go through the same importer as the CLI's ``import-results``; ``--store`` adds
-every row of a measured store file (measured runs of our sets). The result replaces the
-Parquet files and manifest atomically enough for a maintainer: a failed build leaves the old
-dataset in place.
+every row of a measured store file (measured runs of our sets); ``--search-log`` a tune
+store's searches alone (the evidence behind picks merged into a set and measured with it). The
+result replaces the Parquet files and manifest atomically enough for a maintainer: a failed build
+leaves the old dataset in place.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ def build(
     base: Path | None = None,
     replace_kernels: bool = False,
     drop_runs: list[str] | None = None,
+    search_logs: list[Path] | None = None,
 ) -> dict:
     """``base``: start from that bundled dataset (a folder) instead of an empty store; ``drop_runs``:
     runs of the base to leave out (superseded by a store's re-measurement of the same set)."""
@@ -65,6 +68,8 @@ def build(
                     raise SystemExit(
                         f"two stores hold different kernels under one id ({names}): measure one set per id"
                     )
+            for source in search_logs or []:
+                writes.merge_search_logs(store, source)
             with store.transaction():
                 writes.drop_foreign_sources(store)
         staging_dir = Path(tmp) / "out"
@@ -83,6 +88,13 @@ def main() -> None:
     )
     parser.add_argument("--published", nargs="*", type=Path, default=[], help="SPEC §5 CSVs")
     parser.add_argument("--store", nargs="*", type=Path, default=[], help="store files with measured runs")
+    parser.add_argument(
+        "--search-log",
+        nargs="*",
+        type=Path,
+        default=[],
+        help="tune store files whose searches (not their scratch kernel set) go in",
+    )
     parser.add_argument("--out", type=Path, default=bundled.default_dir())
     parser.add_argument("--base", type=Path, help="start from this bundled dataset folder (e.g. db/bundled)")
     parser.add_argument(
@@ -110,6 +122,7 @@ def main() -> None:
         args.base,
         args.replace_kernels,
         args.drop_run,
+        args.search_log,
     )
     print(f"bundled dataset written to {args.out}: {data['rows']}")
 

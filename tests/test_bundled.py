@@ -196,6 +196,44 @@ def test_a_retuned_set_replaces_its_kernels_and_what_it_says_it_was_tuned_with(t
         assert store.scalar("SELECT description FROM all_kernel_sets") == "tuned with libB.so"
 
 
+def test_a_search_log_goes_in_without_the_scratch_set_its_search_wrote(tmp_path):
+    """A search on a GPU machine writes its picks to a scratch set (``p/tuned``); the picks that
+    won were measured and merged into one of ours. Its log is the evidence behind them: that goes
+    in, the scratch set does not."""
+    tune = tmp_path / "tune.duckdb"
+    with Store.open(tune, with_bundled=False) as store, store.transaction():
+        store.con.execute(
+            "INSERT INTO runs (run_id, kind, gpu, status, tool_version) "
+            "VALUES ('t-1', 'tune', 'h200', 'complete', 't')"
+        )
+        store.con.execute(
+            "INSERT INTO run_configs (run_id, m, n, k, status) VALUES ('t-1', 256, 512, 1024, 'done')"
+        )
+        store.con.execute(
+            "INSERT INTO search_log (run_id, m, n, k, candidate, stage, kernel, status, median, chosen) "
+            "VALUES "
+            "('t-1', 256, 512, 1024, 'a|v', 2, 'a', 'ok', 1e-5, true), "
+            "('t-1', 256, 512, 1024, 'b|v', 1, 'b', 'ok', 2e-5, false)"
+        )
+        store.con.execute(
+            "INSERT INTO kernel_sets (set_id, name, gpu, accumulator, origin) "
+            "VALUES ('p/tuned', 'p', 'h200', 'F32F16F16F32', 'ours')"
+        )
+        store.con.execute(
+            "INSERT INTO kernels (kernel_id, set_id, m, n, k, source_sha256) "
+            "VALUES ('p/tuned/256_512_1024', 'p/tuned', 256, 512, 1024, 'aa')"
+        )
+    out = tmp_path / "bundle"
+    measured = _measured_store(tmp_path / "grid.duckdb", "r-off", "offline", "aa")
+    data = build([], [measured], out, "with a search", search_logs=[tune])
+    assert data["rows"]["search_log"] == 2 and data["rows"]["kernel_sets"] == 1
+    with Store.open(tmp_path / "read.duckdb", read_only=True, with_bundled=True, bundled_dir=out) as store:
+        assert store.scalar("SELECT count(*) FROM all_kernel_sets WHERE set_id = 'p/tuned'") == 0
+        assert store.scalar("SELECT gpu FROM all_runs WHERE run_id = 't-1'") == "h200"
+        chosen = store.query("SELECT candidate FROM all_search_log WHERE chosen").rows()
+    assert chosen == [("a|v",)]
+
+
 def test_a_superseded_run_is_dropped_from_the_base_whole(tmp_path, db_path):
     """A re-measured set replaces its old run: every row of the dropped run goes, nothing else."""
     base = bundled.default_dir()
