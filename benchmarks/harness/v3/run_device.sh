@@ -211,9 +211,12 @@ while [ $# -gt 0 ]; do
     # torch.matmul and our pick under Nsight Compute's speed-of-light, warp-state (stall reasons),
     # launch and memory sections, cold L2, the GPU's own clocks. NCU_MANIFEST names other picks
     # (e.g. a retune's $OUT/tuned/manifest.json).
+    # NCU_SECTIONS replaces the sections (e.g. "--set full" for the source-level and pipe figures).
     ensure_lib
-    ncu --clock-control none --cache-control all --section SpeedOfLight --section WarpStateStats \
-      --section LaunchStats --section MemoryWorkloadAnalysis --csv --page details --print-units base \
+    # shellcheck disable=SC2086
+    ncu --clock-control none --cache-control all \
+      ${NCU_SECTIONS:---section SpeedOfLight --section WarpStateStats --section LaunchStats --section MemoryWorkloadAnalysis} \
+      --csv --page details --print-units base \
       --log-file "$OUT/ncu_family.csv" python3 $V3/ncu_driver.py "${NCU_FAMILY:-benchmarks/tuner/ncu_family_configs.txt}" \
       "${NCU_MANIFEST:-$SET/manifest.json}" "$(lib)" >"$OUT/ncu_family_order.json" 2>"$OUT/ncu_family.log"
     echo "ncu-family: exit $? in $(( $(date +%s) - start )) s" | tee -a "$OUT/device.txt"
