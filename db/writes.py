@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -263,6 +264,16 @@ def cite_source(store: Store, old: str, new: str) -> None:
 _MERGE_VERB = {"gpus": "INSERT OR REPLACE", "kernel_sets": "INSERT OR IGNORE", "kernels": "INSERT OR IGNORE"}
 
 
+@contextmanager
+def _attached_source(store: Store, source: Path) -> Iterator[None]:
+    """The store file ``source`` attached read-only as ``src`` for the block."""
+    store.con.execute("ATTACH ? AS src (READ_ONLY)", [str(source)])
+    try:
+        yield
+    finally:
+        store.con.execute("DETACH src")
+
+
 def merge_store(store: Store, source: Path, replace_kernels: bool = False) -> list[str]:
     """Copy every data table of the store file ``source`` into ``store``, in one transaction.
 
@@ -271,66 +282,49 @@ def merge_store(store: Store, source: Path, replace_kernels: bool = False) -> li
     kernels replace those instead, and the source's description of their set replaces the older
     one (a set re-tuned since: each older run's params still record the kernels it measured).
     """
-    store.con.execute("ATTACH ? AS src (READ_ONLY)", [str(source)])
-    try:
-        with store.transaction():
-            if replace_kernels:
-                store.con.execute(
-                    "DELETE FROM main.kernels WHERE kernel_id IN (SELECT kernel_id FROM src.kernels)"
-                )
-            # published_speedups has no key index (migration 6): refuse a (set, mode) held twice.
-            both = store.con.execute(
-                "SELECT set_id, mode FROM src.published_speedups "
-                "INTERSECT SELECT set_id, mode FROM main.published_speedups LIMIT 1"
-            ).fetchone()
-            if both:
-                raise StoreError(
-                    f"both stores hold published speedups of {both[0]} {both[1]}: merge one of them"
-                )
-            clash = store.con.execute(
-                "SELECT s.kernel_id FROM src.kernels s JOIN main.kernels k USING (kernel_id) "
-                "WHERE s.source_sha256 IS DISTINCT FROM k.source_sha256 "
-                "OR s.params::TEXT IS DISTINCT FROM k.params::TEXT "
-                "LIMIT 3"
-            ).fetchall()
-            if clash:
-                return [row[0] for row in clash]
-            for table in DATA_TABLES:
-                verb = _MERGE_VERB.get(table, "INSERT")
-                store.con.execute(f"{verb} INTO main.{table} BY NAME SELECT * FROM src.{table}")
-            if replace_kernels:  # the re-tuned set says what it was tuned with now
-                store.con.execute(
-                    "UPDATE main.kernel_sets m SET description = s.description FROM src.kernel_sets s "
-                    "WHERE m.set_id = s.set_id AND s.description IS NOT NULL"
-                )
-    finally:
-        store.con.execute("DETACH src")
+    with _attached_source(store, source), store.transaction():
+        if replace_kernels:
+            store.con.execute(
+                "DELETE FROM main.kernels WHERE kernel_id IN (SELECT kernel_id FROM src.kernels)"
+            )
+        # published_speedups has no key index (migration 6): refuse a (set, mode) held twice.
+        both = store.con.execute(
+            "SELECT set_id, mode FROM src.published_speedups "
+            "INTERSECT SELECT set_id, mode FROM main.published_speedups LIMIT 1"
+        ).fetchone()
+        if both:
+            raise StoreError(f"both stores hold published speedups of {both[0]} {both[1]}: merge one of them")
+        clash = store.con.execute(
+            "SELECT s.kernel_id FROM src.kernels s JOIN main.kernels k USING (kernel_id) "
+            "WHERE s.source_sha256 IS DISTINCT FROM k.source_sha256 "
+            "OR s.params::TEXT IS DISTINCT FROM k.params::TEXT "
+            "LIMIT 3"
+        ).fetchall()
+        if clash:
+            return [row[0] for row in clash]
+        for table in DATA_TABLES:
+            verb = _MERGE_VERB.get(table, "INSERT")
+            store.con.execute(f"{verb} INTO main.{table} BY NAME SELECT * FROM src.{table}")
+        if replace_kernels:  # the re-tuned set says what it was tuned with now
+            store.con.execute(
+                "UPDATE main.kernel_sets m SET description = s.description FROM src.kernel_sets s "
+                "WHERE m.set_id = s.set_id AND s.description IS NOT NULL"
+            )
     return []
 
 
-def merge_search_logs(store: Store, source: Path) -> int:
+def merge_search_logs(store: Store, source: Path) -> None:
     """Copy the kernel searches of the store file ``source`` into ``store``, in one transaction:
     its tune runs with their per-config status and search log, and its GPUs; not the kernel set a
     search writes its picks to (a scratch set such as ``p/tuned`` whose kept picks were measured
-    and merged into one of ours elsewhere). Returns how many search-log rows it copied."""
-    store.con.execute("ATTACH ? AS src (READ_ONLY)", [str(source)])
-    try:
-        with store.transaction():
-            tune = "SELECT run_id FROM src.runs WHERE kind = 'tune'"
-            store.con.execute("INSERT OR REPLACE INTO main.gpus BY NAME SELECT * FROM src.gpus")
+    and merged into one of ours elsewhere)."""
+    tune = "SELECT run_id FROM src.runs WHERE kind = 'tune'"
+    with _attached_source(store, source), store.transaction():
+        store.con.execute("INSERT OR REPLACE INTO main.gpus BY NAME SELECT * FROM src.gpus")
+        for table in ("runs", "run_configs", "search_log"):
             store.con.execute(
-                f"INSERT INTO main.runs BY NAME SELECT * REPLACE (NULL AS set_id) FROM src.runs "
-                f"WHERE run_id IN ({tune})"
+                f"INSERT INTO main.{table} BY NAME SELECT * FROM src.{table} WHERE run_id IN ({tune})"
             )
-            for table in ("run_configs", "search_log"):
-                store.con.execute(
-                    f"INSERT INTO main.{table} BY NAME SELECT * FROM src.{table} WHERE run_id IN ({tune})"
-                )
-            return store.con.execute(
-                f"SELECT count(*) FROM src.search_log WHERE run_id IN ({tune})"
-            ).fetchone()[0]
-    finally:
-        store.con.execute("DETACH src")
 
 
 # ------------------------------------------------------------------------------------------------

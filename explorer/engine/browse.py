@@ -93,13 +93,12 @@ def kernel_detail(store: Store, set_id: str, shape: Shape) -> dict:
     detail = reads.kernel_detail(store, set_id, *shape.astuple())
     kernel = detail["kernel"]
     if kernel and not kernel.get("source") and kernel.get("params"):
-        from cuda_l2_explorer.importer.kernelset import parse_set_dir_name
         from cuda_l2_explorer.tuner.materialize import render_config_source
 
         params = json.loads(kernel["params"])
         if "kernel" in params:
             entry = {"m": shape.m, "n": shape.n, "k": shape.k, **params}
-            # the set's own device names the entry point (cuda_l2_h200_fp32 for our H200 set)
-            device, accumulator = parse_set_dir_name(set_id.rpartition("/")[2]) or ("h100", "F32F16F16F32")
-            kernel["source"] = render_config_source(entry, device, accumulator)
+            # as export renders it: the set's device names the entry point (cuda_l2_h200_fp32)
+            row = reads.library_kernel(store, set_id, shape)
+            kernel["source"] = render_config_source(entry, row["device"], row["accumulator"])
     return detail
