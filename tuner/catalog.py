@@ -242,11 +242,12 @@ def first_catalog() -> list[KernelConfig]:
         _c(128, 96, schedule="pingpong", swap_ab=True),
         _c(256, 96, swap_ab=True),
         # output-bound (K <= 512 on large M x N, C most of the bytes): at 12288x12288x256 on an
-        # H200 cuBLASLt's nvjet 128x160 5-stage 2x1 ping-pong ran 132 us and our kernel of the
-        # same tile, stages and cluster 165 (2026-11-28): CUTLASS's ping-pong epilogue stores a
-        # 128x160 tile as ten 64x32 subtiles, each a TMA store behind a barrier. One subtile as
-        # wide as the tile, and the auto-tuner's other winners there (176x128 in 1x2 clusters,
-        # 144x128), whose odd widths need it (auto would cut 176 into 16-wide subtiles).
+        # H200 cuBLASLt's nvjet 128x160 5-stage 2x1 ping-pong ran 135 us of device time and our
+        # kernel of the same tile, stages and cluster 165 (2026-11-28): CUTLASS's ping-pong
+        # epilogue stores a 128x160 tile as ten 64x32 subtiles, each a TMA store behind a
+        # barrier. One subtile as wide as the tile, and the auto-tuner's other winners there
+        # (176x128 in 1x2 clusters, 144x128), whose odd widths need it (auto would cut 176 into
+        # 16-wide subtiles).
         _c(128, 160, schedule="pingpong", cluster_m=2, stages=5, swap_ab=True, epi_n=160),
         _c(128, 160, schedule="pingpong", cluster_m=2, stages=4, swap_ab=True, epi_n=160),
         _c(128, 176, schedule="pingpong", cluster_m=2, stages=4, b_major="k", epi_n=176),
