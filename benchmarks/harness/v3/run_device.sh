@@ -15,19 +15,31 @@ V3=benchmarks/harness/v3
 mkdir -p "$OUT"
 # Carry limit (64 MiB): beside a grid store, carry the project's wheel without db/bundled/*.parquet
 # (benchmarks/harness/v3/slim_wheel.sh makes it): every step here runs with --no-bundled.
-python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target /tmp/site .whl/*.whl || exit 1
-# duckdb may come as its wheel unpacked and xz-compressed (15.7 MB against the wheel's 24.4: room
-# for a carried store): `mkdir w && cd w && unzip ../duckdb-*.whl && tar cf - . | xz -9e >
-# .carry/duckdb-site.tar.xz`, with the wheel left out of .whl.
-if [ -f .carry/duckdb-site.tar.xz ]; then
-  python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2], filter="data")' .carry/duckdb-site.tar.xz /tmp/site || exit 1
+# Installed once a machine, whatever number of calls start at once (one per GPU: every step below
+# imports from /tmp/site while another would be reinstalling it): under a lock, and skipped when
+# the same carried files were installed already.
+install_carried() {
+  python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target /tmp/site .whl/*.whl || return 1
+  # duckdb may come as its wheel unpacked and xz-compressed (15.7 MB against the wheel's 24.4: room
+  # for a carried store): `mkdir w && cd w && unzip ../duckdb-*.whl && tar cf - . | xz -9e >
+  # .carry/duckdb-site.tar.xz`, with the wheel left out of .whl.
+  if [ -f .carry/duckdb-site.tar.xz ]; then
+    python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2], filter="data")' .carry/duckdb-site.tar.xz /tmp/site || return 1
+  fi
+  # Dask's wheels (benchmarks/device_carry.sh cluster) for GRID_GPUS=all: one worker a GPU.
+  if [ -d .whl-cluster ]; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target /tmp/site-cluster .whl-cluster/*.whl || return 1
+  fi
+}
+carried_sum=$(cat .whl/*.whl .carry/duckdb-site.tar.xz .whl-cluster/*.whl 2>/dev/null | md5sum | cut -c1-16)
+exec 9>/tmp/l2x-install.lock && flock 9
+if [ ! -f "/tmp/l2x-installed-$carried_sum" ]; then
+  install_carried || exit 1
+  touch "/tmp/l2x-installed-$carried_sum"
 fi
+flock -u 9
 export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1
-# Dask's wheels (benchmarks/device_carry.sh cluster) for GRID_GPUS=all: one worker a GPU.
-if [ -d .whl-cluster ]; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target /tmp/site-cluster .whl-cluster/*.whl \
-    && export PYTHONPATH=/tmp/site:/tmp/site-cluster
-fi
+[ -d /tmp/site-cluster ] && export PYTHONPATH=/tmp/site:/tmp/site-cluster
 export CUDA_L2_EXPLORER_BUILD_CACHE=/tmp/l2x-build CUDA_L2_EXPLORER_NATIVE_CACHE=/tmp/l2x-native
 if [ -f .carry/cutlass-4.2.0.tar.gz ]; then  # only a build needs the headers
   mkdir -p /tmp/cutlass && tar -xzf .carry/cutlass-4.2.0.tar.gz -C /tmp/cutlass && export CUTLASS_DIR=/tmp/cutlass
