@@ -6,13 +6,13 @@ using LayoutA = ${layout_a};
 using LayoutB = ${layout_b};
 using LayoutD = ${layout_d};
 using TileShape = Shape<_${tile_m}, _${tile_n}, _${tile_k}>;
-using ClusterShape = Shape<_${cluster_m}, _${cluster_n}, _1>;
+using ClusterShape = Shape<_${cluster_m}, _${cluster_n}, _1>;${epilogue_callbacks}
 using CollectiveEpilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
     cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
     ${epilogue_tile}, float, float,
     void, LayoutD, 8,
     cutlass::half_t, LayoutD, 8,
-    ${epilogue_schedule}>::CollectiveOp;
+    ${epilogue_schedule}${epilogue_fusion}>::CollectiveOp;
 using CollectiveMainloop = typename cutlass::gemm::collective::CollectiveBuilder<
     cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp,
     cutlass::half_t, LayoutA, 8,

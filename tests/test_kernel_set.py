@@ -30,7 +30,7 @@ def test_manifest_covers_the_grid_with_harness_figures(device) -> None:
         assert e["bench_run_id"] and e["best_baseline"] and e["best_baseline_us"] > 0
         assert e["p10_us"] <= e["time_us"] <= e["p90_us"]
         assert e["gpu"] in DEVICES and e["harness_version"]  # the GPU its search ran on
-    if device == "h200":  # the H100 set with the picks a search on the H200 changed
+    if device == "h200":  # the H100 set with the picks a search or an A/B on the H200 changed
         h100 = {(e["m"], e["n"], e["k"]): mf.pick_key(e) for e in mf.load(manifest_path("h100"))["configs"]}
         changed = {
             (e["m"], e["n"], e["k"])
@@ -38,7 +38,11 @@ def test_manifest_covers_the_grid_with_harness_figures(device) -> None:
             if mf.pick_key(e) != h100[e["m"], e["n"], e["k"]]
         }
         searched_here = {(e["m"], e["n"], e["k"]) for e in data["configs"] if e["gpu"] == "h200"}
-        assert changed and changed == searched_here
+        derived = {(e["m"], e["n"], e["k"]): e for e in data["configs"] if "derived_from" in e}
+        assert changed and changed == searched_here | set(derived)
+        for shape, e in derived.items():
+            if e["gpu"] == "h100":  # the twin of a pick taken over from the H100 set
+                assert h100[shape] == (e["derived_from"], mf.pick_key(e)[1])
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -94,3 +98,50 @@ def test_the_kernel_view_renders_the_source_for_its_sets_device(device) -> None:
         detail = browse.kernel_detail(store, f"ours/{device}_F32F16F16F32", Shape(12288, 12288, 256))
     source = detail["kernel"]["source"]
     assert f"void cuda_l2_{device}_fp32(" in source and f"{device}_F32F16F16F32 12288_12288_256" in source
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_a_derived_pick_differs_from_the_searchs_only_in_its_epilogue(device) -> None:
+    """An entry with ``derived_from`` (an A/B's convert twin of the search's pick) names a catalog
+    kernel that is the pick's own but for the epilogue, and the bundle's kernel says so too."""
+    import dataclasses
+
+    from cuda_l2_explorer.tuner.catalog import first_catalog
+
+    by_name = {c.name: c for c in first_catalog()}
+    derived = [e for e in mf.load(manifest_path(device))["configs"] if "derived_from" in e]
+    with Store.open(None, read_only=True, with_bundled=True) as store:
+        params = {
+            (m, n, k): json.loads(p)
+            for m, n, k, p in store.con.execute(
+                "SELECT m, n, k, params FROM all_kernels WHERE set_id = ?", [f"ours/{device}_F32F16F16F32"]
+            ).fetchall()
+        }
+    for e in derived:
+        pick = kernel_from_dict(e["kernel"])
+        assert dataclasses.replace(pick, epilogue="alpha") == by_name[e["derived_from"]]
+        assert pick.epilogue != "alpha"
+        assert params[e["m"], e["n"], e["k"]]["derived_from"] == e["derived_from"]
+
+
+async def test_the_kernel_view_names_the_pick_a_derived_kernel_comes_from() -> None:
+    from cuda_l2_explorer.app.screens import KernelScreen
+    from cuda_l2_explorer.db.shapes import Shape
+    from cuda_l2_explorer.engine import browse
+    from textual.app import App
+    from textual.widgets import Static
+
+    entry = next(e for e in mf.load(manifest_path("h200"))["configs"] if "derived_from" in e)
+    shape, set_id = Shape(entry["m"], entry["n"], entry["k"]), "ours/h200_F32F16F16F32"
+    with Store.open(None, read_only=True, with_bundled=True) as store:
+        detail = browse.kernel_detail(store, set_id, shape)
+
+    class Host(App):
+        def on_mount(self) -> None:
+            self.push_screen(KernelScreen(set_id, shape, detail))
+
+    async with Host().run_test() as pilot:
+        await pilot.pause()
+        text = "\n".join(str(s.render()) for s in pilot.app.screen.query(Static))
+    assert f"our library: {entry['kernel_name']}" in text
+    assert f"derived from the search's pick {entry['derived_from']}" in text

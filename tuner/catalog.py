@@ -36,9 +36,11 @@ SM90_FAMILY = "cutlass_sm90"
 Family = Literal["cutlass_sm90"]
 Schedule = Literal["cooperative", "pingpong"]
 Scheduler = Literal["persistent", "streamk"]
+Epilogue = Literal["alpha", "convert"]
 
 SCHEDULES: tuple[str, ...] = ("cooperative", "pingpong")
 SCHEDULERS: tuple[str, ...] = ("persistent", "streamk")
+EPILOGUES: tuple[str, ...] = ("alpha", "convert")
 
 
 @dataclass(frozen=True, order=True)
@@ -60,16 +62,23 @@ class KernelConfig(ConfigRecord):
     # cooperative schedule); "auto" is CUTLASS's choice, 32 wide: ten TMA stores of 4 KB, each
     # behind a barrier, per 128x160 tile.
     epi_n: int | Literal["auto"] = "auto"
+    # What the epilogue computes from the fp32 accumulators. "alpha": CUTLASS's LinearCombination,
+    # D = alpha * acc with alpha = 1 at run time: one FP32 multiply an element (ncu, H200,
+    # 12288x12288x256: 4.8M of our 22.2M instructions; nvjet's kernel has none). "convert":
+    # D = fp16(acc), all our C ABI computes (C = A B).
+    epilogue: Epilogue = "alpha"
 
     def __post_init__(self) -> None:
         validate(self)
 
     def to_dict(self) -> dict[str, object]:
-        # The default epilogue is left out, so kernels that predate the field keep their dicts
-        # (manifests, stores, the library's registry) and content hashes.
+        # The default epilogue subtile and computation are left out, so kernels that predate those
+        # fields keep their dicts (manifests, stores, the library's registry) and content hashes.
         data = super().to_dict()
         if self.epi_n == "auto":
             del data["epi_n"]
+        if self.epilogue == "alpha":
+            del data["epilogue"]
         return data
 
     # -- naming ----------------------------------------------------------------------------------
@@ -90,6 +99,8 @@ class KernelConfig(ConfigRecord):
             parts.append("swap")
         if self.epi_n != "auto":
             parts.append(f"e{self.epi_n}")
+        if self.epilogue == "convert":
+            parts.append("cv")
         return "_".join(parts)
 
     # -- what the user's shape maps to ------------------------------------------------------------
@@ -138,6 +149,8 @@ def validate(cfg: KernelConfig) -> None:
         raise ConfigError("a cluster of more than 4 CTAs is not supported here (portable limit 8; 4 kept)")
     if cfg.scheduler == "streamk" and cfg.schedule != "cooperative":
         raise ConfigError("the stream-K tile scheduler needs the cooperative schedule")
+    if cfg.epilogue not in EPILOGUES:
+        raise ConfigError(f"epilogue must be one of {EPILOGUES}, got {cfg.epilogue!r}")
     if cfg.epi_n != "auto":
         if not is_positive_int(cfg.epi_n) or cfg.epi_n % 16 or cfg.tile_n % cfg.epi_n:
             raise ConfigError(f"epi_n must be 'auto' or a multiple of 16 dividing tile_n, got {cfg.epi_n!r}")
@@ -267,6 +280,20 @@ def first_catalog() -> list[KernelConfig]:
         _c(64, 128, schedule="pingpong", epi_n=128),
         _c(128, 96, schedule="pingpong", b_major="k", epi_n=96),
         _c(128, 96, schedule="pingpong", swap_ab=True, epi_n=96),
+        # the same tile at 12288x12288x256 still took 16% more cycles than nvjet's (ncu, H200,
+        # 2026-11-28): 30% more instructions, nearly all the epilogue's alpha multiplies. The
+        # eleven kernels the H200 set picks most, with D = fp16(acc).
+        _c(128, 128, schedule="pingpong", epilogue="convert"),
+        _c(128, 128, schedule="pingpong", epi_n=128, epilogue="convert"),
+        _c(128, 128, schedule="pingpong", cluster_n=2, epi_n=128, epilogue="convert"),
+        _c(128, 176, schedule="pingpong", cluster_n=2, stages=4, swap_ab=True, epi_n=176, epilogue="convert"),
+        _c(128, 160, schedule="pingpong", cluster_m=2, stages=5, swap_ab=True, epi_n=160, epilogue="convert"),
+        _c(64, 128, schedule="pingpong", epilogue="convert"),
+        _c(128, 128, epilogue="convert"),
+        _c(128, 128, b_major="k", epilogue="convert"),
+        _c(128, 256, epilogue="convert"),
+        _c(256, 128, epilogue="convert"),
+        _c(128, 256, cluster_m=2, b_major="k", epilogue="convert"),
     ]
     names = [c.name for c in cat]
     assert len(set(names)) == len(names), "duplicate names in the catalog"

@@ -43,10 +43,13 @@ from typing import Any
 
 from cuda_l2_explorer.tuner.abi import ABI_VERSION, API_MACRO, entry_points, family_fields, status_cases
 from cuda_l2_explorer.tuner.catalog import KernelConfig
-from cuda_l2_explorer.tuner.templates import render
+from cuda_l2_explorer.tuner.templates import read_text, render
 
 PREAMBLE = "cutlass/sm90_gemm.cuh"
 KERNEL_TEMPLATE = "cutlass/sm90_gemm_kernel.cuh"
+# Inserted into a kernel's namespace when its epilogue is "convert" (nothing for "alpha", so the
+# kernels that predate the choice render, and cache, exactly as before).
+CONVERT_EPILOGUE = "cutlass/sm90_convert_epilogue.cuh"
 REGISTRY_TEMPLATE = "tuner/csrc/registry.cu"
 
 ROW = "cutlass::layout::RowMajor"
@@ -68,6 +71,7 @@ def layouts(cfg: KernelConfig) -> tuple[str, str, str]:
 def render_kernel(cfg: KernelConfig) -> str:
     la, lb, ld = layouts(cfg)
     coop = cfg.schedule == "cooperative"
+    convert = cfg.epilogue == "convert"
     stages = (
         "cutlass::gemm::collective::StageCountAutoCarveout<"
         "static_cast<int>(sizeof(typename CollectiveEpilogue::SharedStorage))>"
@@ -95,6 +99,8 @@ def render_kernel(cfg: KernelConfig) -> str:
             if coop
             else "cutlass::epilogue::TmaWarpSpecialized"
         ),
+        epilogue_callbacks=read_text(CONVERT_EPILOGUE).rstrip("\n") if convert else "",
+        epilogue_fusion=",\n    ConvertAcc" if convert else "",
         kernel_schedule=(
             "cutlass::gemm::KernelTmaWarpSpecializedCooperative"
             if coop

@@ -111,6 +111,13 @@ class KernelScreen(ModalScreen[None]):
                         f"{RUNTIME_SHAPE_ALIGNMENT})\n"
                         "source: rendered from these parameters "
                         "(python -m cuda_l2_explorer.tuner.materialize)"
+                        + (
+                            f"\nderived from the search's pick {params['derived_from']}: the same tile "
+                            "and runtime variant with another epilogue, kept where an A/B measured it "
+                            "faster (the search log below chose the former)"
+                            if "derived_from" in params
+                            else ""
+                        )
                     )
                 else:
                     yield Static(

@@ -57,6 +57,8 @@ def record_set(store_path: Path | None, root: Path, manifest: dict, library: Pat
         )
         for e in manifest["configs"]:
             params = {"kernel": e["kernel"], "variant": e["variant"], "kernel_name": e["kernel_name"]}
+            if "derived_from" in e:  # the search's pick with another epilogue, taken by an A/B
+                params["derived_from"] = e["derived_from"]
             shape = Shape(e["m"], e["n"], e["k"])
             writes.upsert_library_kernel(
                 store, set_id, shape, str(root / f"{shape}.cu"), e["kernel"]["family"], json.dumps(params)

@@ -45,7 +45,23 @@ SPLIT_K_4 = {"raster": 0, "swizzle": 1, "decomposition": 2, "splits": 4}
 # as one 64x160 subtile (KernelConfig.epi_n), as the H200 set picks at K <= 512.
 OUTPUT_BOUND = Shape(8192, 8192, 256)
 WIDE_EPILOGUE = KernelConfig(128, 160, schedule="pingpong", cluster_m=2, stages=5, swap_ab=True, epi_n=160)
-SHAPES = {"tiny": TINY, "skinny": SKINNY, "large": LARGE, "deep-k": DEEP_K, "output-bound": OUTPUT_BOUND}
+# The convert epilogue (D = fp16(acc), no alpha multiply: KernelConfig.epilogue), as the H200 set
+# picks at 4096x4096x256.
+CONVERT = Shape(4096, 4096, 256)
+CONVERT_EPILOGUE = KernelConfig(
+    128, 176, schedule="pingpong", cluster_n=2, stages=4, swap_ab=True, epi_n=176, epilogue="convert"
+)
+SHAPES = {
+    "tiny": TINY,
+    "skinny": SKINNY,
+    "large": LARGE,
+    "deep-k": DEEP_K,
+    "output-bound": OUTPUT_BOUND,
+    "convert-epilogue": CONVERT,
+}
+# L2X_EXPORT_LABELS=a,b builds and tests those cases only (a device call with little time left).
+if os.environ.get("L2X_EXPORT_LABELS"):
+    SHAPES = {label: SHAPES[label] for label in os.environ["L2X_EXPORT_LABELS"].split(",")}
 REPO = Path(__file__).resolve().parents[2]
 BUILD_TIMEOUT_S = 900
 
@@ -100,6 +116,7 @@ class Builds:
                 **KERNELS,
                 DEEP_K: (WgmmaConfig(64, 64, 128, 6), SPLIT_K_4),
                 OUTPUT_BOUND: (WIDE_EPILOGUE, {"raster": 1, "swizzle": 4, "decomposition": 0, "splits": 1}),
+                CONVERT: (CONVERT_EPILOGUE, {"raster": 1, "swizzle": 4, "decomposition": 0, "splits": 1}),
             },
         )
         # anyway: the fixture's large config is slower than its baseline (lookup keeps the baseline)

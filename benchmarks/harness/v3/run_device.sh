@@ -224,15 +224,26 @@ while [ $# -gt 0 ]; do
     # launch and memory sections, cold L2, the GPU's own clocks. NCU_MANIFEST names other picks
     # (e.g. a retune's $OUT/tuned/manifest.json).
     # NCU_SECTIONS replaces the sections (e.g. "--set full" for the source-level and pipe figures).
+    # NCU_REPORT=1 also keeps the report and exports from it every raw metric (the warp-stall
+    # reasons one by one) and the SASS with its per-instruction samples, xz-compressed.
     ensure_lib
+    report=()
+    [ -n "${NCU_REPORT:-}" ] && report=(--export "$OUT/ncu_family" --force-overwrite)
     # shellcheck disable=SC2086
     ncu --clock-control none --cache-control all \
       ${NCU_SECTIONS:---section SpeedOfLight --section WarpStateStats --section LaunchStats --section MemoryWorkloadAnalysis} \
-      --csv --page details --print-units base \
+      "${report[@]}" --csv --page details --print-units base \
       --log-file "$OUT/ncu_family.csv" python3 $V3/ncu_driver.py "${NCU_FAMILY:-benchmarks/tuner/ncu_family_configs.txt}" \
       "${NCU_MANIFEST:-$SET/manifest.json}" "$(lib)" >"$OUT/ncu_family_order.json" 2>"$OUT/ncu_family.log"
     echo "ncu-family: exit $? in $(( $(date +%s) - start )) s" | tee -a "$OUT/device.txt"
     tail -3 "$OUT/ncu_family.log"
+    if [ -f "$OUT/ncu_family.ncu-rep" ]; then
+      ncu --import "$OUT/ncu_family.ncu-rep" --csv --page raw --print-units base 2>&1 | xz -T4 >"$OUT/ncu_raw.csv.xz"
+      ncu --import "$OUT/ncu_family.ncu-rep" --csv --page source --print-source sass 2>&1 | xz -T4 >"$OUT/ncu_sass.csv.xz"
+      echo "ncu exports: raw $(stat -c %s "$OUT/ncu_raw.csv.xz") B, sass $(stat -c %s "$OUT/ncu_sass.csv.xz") B" \
+        | tee -a "$OUT/device.txt"
+      xz -T4 "$OUT/ncu_family.ncu-rep"
+    fi
     ;;
   esac
   shift
