@@ -612,6 +612,20 @@ async def test_footer_offers_no_typing_key_while_an_input_has_focus(app_db):
         assert offered and typed == []
 
 
+async def test_footer_packs_its_keys_on_a_narrow_terminal(app_db):
+    from textual.widgets import Footer
+
+    for size, compact in (((80, 24), True), (SIZE, False)):
+        app = ExplorerApp(app_db, with_bundled=False)
+        async with app.run_test(size=size) as pilot:
+            await _ready(pilot)
+            await pilot.press("2")  # the Configs pane offers the most keys
+            assert app.query_one(Footer).compact is compact
+            await pilot.resize_terminal(*(SIZE if compact else (80, 24)))
+            await pilot.pause()
+            assert app.query_one(Footer).compact is not compact
+
+
 async def test_sort_by_keyboard(app_db):
     app = ExplorerApp(app_db, with_bundled=False)
     async with app.run_test(size=SIZE) as pilot:

@@ -29,7 +29,7 @@ from cuda_l2_explorer.app.panes.overview import OverviewPane
 from cuda_l2_explorer.app.panes.plots import PlotsPane
 from cuda_l2_explorer.app.screens import ExportTableScreen, HelpScreen, KernelScreen
 from cuda_l2_explorer.db.shapes import Shape
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -41,6 +41,8 @@ if TYPE_CHECKING:
     import polars as pl
 
 TABS = ("overview", "configs", "heatmap", "plots", "lookup", "compare", "bench")
+# Terminal width under which the footer packs its keys (compact): the app is laid out down to 80.
+COMPACT_FOOTER_BELOW = 100
 
 
 def keymap_path() -> Path:
@@ -143,6 +145,11 @@ class ExplorerApp(App[None]):
             with TabPane("7 Bench", id="bench"):
                 yield BenchPane()
         yield Footer()
+
+    def on_resize(self, event: events.Resize) -> None:
+        # Under 100 columns the footer's keys go closer together: at 80 the Configs pane's nine
+        # cut "q quit" to "q".
+        self.query_one(Footer).compact = event.size.width < COMPACT_FOOTER_BELOW
 
     def on_mount(self) -> None:
         keys, problem = load_keymap(keymap_path())
