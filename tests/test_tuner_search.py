@@ -103,9 +103,9 @@ def test_prediction_is_positive_and_grows_with_k(name: str, m: int, n8: int, k8:
 def test_ping_pong_hides_the_epilogue_only_where_it_is_the_smaller_part() -> None:
     # Same 128x128 tile, two schedules: at K = 64 on large M x N C's store outweighs the main loop
     # and ping-pong hides the main loop behind it; at K = 8192 it hides the store. Either way the
-    # cooperative twin pays both.
-    coop = KERNELS["sm90_128x128x64_c1x1_coop_ps_sauto_bn"]
-    pingpong = KERNELS["sm90_128x128x64_c1x1_pp_ps_sauto_bn"]
+    # cooperative twin pays both. (Convert epilogues: C's store is all their epilogue costs.)
+    coop = KERNELS["sm90_128x128x64_c1x1_coop_ps_sauto_bn_cv"]
+    pingpong = KERNELS["sm90_128x128x64_c1x1_pp_ps_sauto_bn_cv"]
     store_s = -(-(96 * 96) // 132) * 128 * 128 * 2 / (4.8e12 / 132)  # 70 waves of tiles' C
     gaps = {}
     for k in (64, 256, 8192):
@@ -121,6 +121,29 @@ def test_ping_pong_hides_the_epilogue_only_where_it_is_the_smaller_part() -> Non
     assert KERNELS[large.kernel]["schedule"] == "cooperative"
 
 
+def test_the_alpha_multiply_costs_where_the_epilogue_is_not_hidden() -> None:
+    # One FP32 multiply an element of C (128 lanes a clock against 4096 tensor flops): the
+    # cooperative schedule waits for it at any K, ping-pong hides it behind the other warp group's
+    # main loop where that is the longer part (K = 8192) and not where C's store outweighs it (K = 64).
+    from cuda_l2_explorer.tuner.search_space import FP32_OPS_PER_TENSOR_FLOP, PEAK_FLOPS
+
+    multiply_s = -(-(96 * 96) // 132) * 128 * 128 / (PEAK_FLOPS / 132 * FP32_OPS_PER_TENSOR_FLOP)
+    for schedule, k, cost in (("coop", 256, multiply_s), ("coop", 8192, multiply_s), ("pp", 8192, 0.0)):
+        alpha = KERNELS[f"sm90_128x128x64_c1x1_{schedule}_ps_sauto_bn"]
+        convert = KERNELS[f"sm90_128x128x64_c1x1_{schedule}_ps_sauto_bn_cv"]
+        gap = predict(12288, 12288, k, alpha, Variant(), 132, 4.8e12) - predict(
+            12288, 12288, k, convert, Variant(), 132, 4.8e12
+        )
+        assert gap == pytest.approx(cost, abs=1e-12), (schedule, k)
+    alpha, convert = (
+        KERNELS["sm90_128x128x64_c1x1_pp_ps_sauto_bn"],
+        KERNELS["sm90_128x128x64_c1x1_pp_ps_sauto_bn_cv"],
+    )
+    assert predict(12288, 12288, 64, alpha, Variant(), 132, 4.8e12) > predict(
+        12288, 12288, 64, convert, Variant(), 132, 4.8e12
+    )
+
+
 def test_split_k_costs_partial_traffic_only_where_partials_go_through_memory() -> None:
     # CUTLASS's split-K writes fp32 partials and reads them back; the tiny family reduces them
     # over distributed shared memory: the same tile and splits cost it exactly that traffic less.
@@ -128,7 +151,7 @@ def test_split_k_costs_partial_traffic_only_where_partials_go_through_memory() -
     from cuda_l2_explorer.tuner.tiny import TinyConfig
 
     tiny = TinyConfig(64, 64, 128, 2, 2, 6).to_dict()
-    same_tile_in_cutlass = {**tiny, "family": SM90_FAMILY}
+    same_tile_in_cutlass = {**tiny, "family": SM90_FAMILY, "epilogue": "convert"}  # no alpha multiply
     split = Variant(decomposition=DECOMPOSITION["splitk"], splits=16)
     m, n, k, bandwidth = 64, 64, 16384, 3.35e12
     in_memory = predict(m, n, k, same_tile_in_cutlass, split, 132, bandwidth)

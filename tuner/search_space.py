@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cuda_l2_explorer.db.shapes import TINY_FLOOR_S, Shape
+from cuda_l2_explorer.tuner.catalog import SM90_FAMILY
 from cuda_l2_explorer.tuner.config import ELEM_BYTES
 from cuda_l2_explorer.tuner.families import family_of
 from cuda_l2_explorer.tuner.native import DECOMPOSITION, RASTER, Variant
@@ -24,6 +25,9 @@ from cuda_l2_explorer.tuner.native import DECOMPOSITION, RASTER, Variant
 PEAK_FLOPS = 989e12  # dense fp16 tensor peak, H100/H200 SXM (SPEC §10)
 DEFAULT_BANDWIDTH = 3.35e12  # H100 HBM3; H200 passes 4.8e12
 LAUNCH_OVERHEAD_S = 2.5e-6  # fixed cost of one kernel launch + prologue/epilogue, measured ~2.7-3.4 us
+# FP32 multiplies an SM issues per tensor-core flop it could do: 128 lanes a clock against 4096
+# dense fp16 flops (sm_90). A CUTLASS "alpha" epilogue spends one multiply per element of C.
+FP32_OPS_PER_TENSOR_FLOP = 128 / 4096
 
 
 # A family of at most this many kernels is measured whole, every variant (~20 ms each in stage 1).
@@ -145,6 +149,10 @@ def predict(
     # M x N the difference decides (H200, 2026-11-28: every auto-tuned cuBLASLt winner and our
     # best pick at K = 64-512 was a ping-pong kernel; the model had ranked cooperative 128x256 first).
     epilogue_s = rows * cols * ELEM_BYTES / (bandwidth / sms)
+    if params.get("epilogue", "alpha") == "alpha" and family_of(params).name == SM90_FAMILY:
+        # the alpha multiply (H200, 2026-11-28: its convert twins ran 1.022-1.026x at K = 64-256,
+        # 1.00 from K = 1024 up, where it hides behind the main loop)
+        epilogue_s += rows * cols / (PEAK_FLOPS / sms * FP32_OPS_PER_TENSOR_FLOP)
     tile_s = max(tile_s, epilogue_s) if params.get("schedule") == "pingpong" else tile_s + epilogue_s
     if v.decomposition == DECOMPOSITION["streamk"] or (
         v.decomposition == DECOMPOSITION["heuristic"] and params.get("scheduler") == "streamk"
