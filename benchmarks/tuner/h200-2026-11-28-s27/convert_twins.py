@@ -6,6 +6,8 @@ search's picks).
     python benchmarks/tuner/h200-2026-11-28-s27/convert_twins.py SET_MANIFEST OUT_MANIFEST [SHARD SHARDS]
 
 SHARD SHARDS keeps every SHARDS-th twin from the SHARD-th (one GPU's share of the A/B).
+L2X_TWINS_DONE (a glob of earlier runs' twin manifests, e.g. call3/twins*.json) leaves out the
+picks already A/B'd against the same twin.
 
 Each twin entry keeps the search run that chose the tile and variant (run_id) and names the
 kernel it derives from (derived_from); ab_picks.sh's bench writes its own figures into it.
@@ -14,6 +16,8 @@ kernel it derives from (derived_from); ab_picks.sh's bench writes its own figure
 from __future__ import annotations
 
 import dataclasses
+import glob
+import os
 import sys
 from collections import Counter
 from pathlib import Path
@@ -26,11 +30,16 @@ def main(set_path: str, out_path: str, shard: str = "0", shards: str = "1") -> N
     twins = {
         dataclasses.replace(c, epilogue="alpha").name: c for c in first_catalog() if c.epilogue == "convert"
     }
+    done = {
+        (e["m"], e["n"], e["k"], e["kernel_name"])
+        for path in sorted(glob.glob(os.environ.get("L2X_TWINS_DONE", "")))
+        for e in mf.load(path)["configs"]
+    }
     data = mf.load(set_path)
     entries = []
     for entry in data["configs"]:
         twin = twins.get(entry["kernel_name"])
-        if twin is None:
+        if twin is None or (entry["m"], entry["n"], entry["k"], twin.name) in done:
             continue
         assert KernelConfig.from_dict(entry["kernel"]) == dataclasses.replace(twin, epilogue="alpha")
         entries.append(

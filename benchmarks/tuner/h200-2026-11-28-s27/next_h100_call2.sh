@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Planned for the next session lent H100s, after next_h100_call1.sh's merge (issue 15; not run
-# here; ~280 s on one GPU): the H100 set's picks against their convert twins, pick for pick, same
-# variant (convert_twins.py: the picks whose kernel has a twin), old/new/old/new on every GPU, a
-# share each. Then here, for each GPU N: bash benchmarks/tuner/merge_picks.sh CALL/twinsN.json
+# here): the H100 set's picks against their convert twins, pick for pick, same variant
+# (convert_twins.py: the 531 picks whose kernel has a twin with the 118-kernel library),
+# old/new/old/new on every GPU, a share each: ~0.5 s a config a bench, so ~330 s on four GPUs;
+# on fewer, raise AB_S or run it in several calls. Then here, for each GPU N: bash benchmarks/tuner/merge_picks.sh CALL/twinsN.json
 # CALL/gpuN/picks.duckdb.xz kernels/h100_F32F16F16F32/manifest.json; then the H100 set's grid
 # (SET=kernels/h100_F32F16F16F32 GRID_GPUS=all CLOCK_LOG=1 BUDGET=560 bash
 # benchmarks/harness/v3/run_device.sh grid, with .whl-cluster carried), fill_evidence.py, the
