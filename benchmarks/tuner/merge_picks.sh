@@ -16,9 +16,9 @@ case "$picks" in
 *.xz) xz -dc "$picks" >"$tmp/picks.duckdb" ;;
 *) cp "$picks" "$tmp/picks.duckdb" ;;
 esac
-python $S13/make_picks.py "$tuned" "$set_manifest" "$tmp" >/dev/null
+python3 $S13/make_picks.py "$tuned" "$set_manifest" "$tmp" >/dev/null
 newpicks=$tmp/newpicks/h100_F32F16F16F32/manifest.json  # make_picks.py's folder name, whatever the GPU
-python - "$newpicks" "$tmp/picks.duckdb" <<'PY'
+python3 - "$newpicks" "$tmp/picks.duckdb" <<'PY'
 import sys
 from pathlib import Path
 from cuda_l2_explorer.db.store import Store
@@ -28,4 +28,4 @@ run = store.con.execute("SELECT run_id FROM main.runs WHERE set_id = 'newpicks/h
                         "ORDER BY started_at DESC LIMIT 1").fetchone()[0]
 mf.save(mf.with_bench_evidence(mf.load(path), store, "newpicks/h100_F32F16F16F32", run), path)
 PY
-python $S13/merge_faster.py "$tmp/picks.duckdb" "$newpicks" "$set_manifest"
+python3 $S13/merge_faster.py "$tmp/picks.duckdb" "$newpicks" "$set_manifest"

@@ -2,7 +2,7 @@
 ``bench --rotation-cap``: per config, the input sets and their L2 span under each cap, our
 kernel's and the best baseline's device time, and the ratio between them.
 
-    python benchmarks/harness/v3/rotation_ab.py STORE.duckdb[.gz]
+    python benchmarks/harness/v3/rotation_ab.py STORE.duckdb[.gz|.xz]
 
 Prints a Markdown table, then the geomean of cold / capped time (ours, best baseline,
 torch.matmul) and of the ratio under each cap.
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import lzma
 import math
 import shutil
 import sys
@@ -23,9 +24,11 @@ from cuda_l2_explorer.db.views import BASELINES
 
 
 def _open(path: Path) -> duckdb.DuckDBPyConnection:
-    if path.suffix == ".gz":
+    """A store read-only, unpacked first when it is committed gzip- or xz-compressed."""
+    unpack = {".gz": gzip.open, ".xz": lzma.open}.get(path.suffix)
+    if unpack:
         plain = Path(tempfile.mkdtemp()) / path.stem
-        with gzip.open(path) as src, plain.open("wb") as dst:
+        with unpack(path) as src, plain.open("wb") as dst:
             shutil.copyfileobj(src, dst)
         path = plain
     return duckdb.connect(str(path), read_only=True)

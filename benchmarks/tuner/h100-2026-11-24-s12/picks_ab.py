@@ -1,6 +1,6 @@
 """Old against new picks, benched side by side (session 12, call 3: old, new, old, new).
 
-    cd benchmarks/tuner/h100-2026-11-24-s12 && python picks_ab.py picks.duckdb.gz
+    cd benchmarks/tuner/h100-2026-11-24-s12 && python picks_ab.py picks.duckdb.gz  # or .xz
 
 Per config: our kernel's device time in each run of each set, old/new (means of the repeats), and
 the best of the baselines benched beside it (torch.matmul, cuBLASLt heuristic) over each.

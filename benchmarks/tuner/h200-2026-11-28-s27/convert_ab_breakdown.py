@@ -2,34 +2,28 @@
 
     cd benchmarks/tuner/h200-2026-11-28-s27 && python convert_ab_breakdown.py call3 3
 
-Reads each GPU's picks_ab.md (h100-2026-11-24-s12/picks_ab.py's table: old and new device time of
-each repeat, old/new) and twinsN.json (which alpha kernel each twin derives from); prints the
-geomean of old/new per group and the largest and smallest ratios above 50 us.
+Reads each GPU's A/B store (abN/picks.duckdb.xz, through picks_ab.ab_times: old and new device
+time of each repeat) and twinsN.json (which alpha kernel each twin derives from); prints the
+geomean of old/new (means of the repeats) per group and the largest and smallest ratios above 50 us.
 """
 
 from __future__ import annotations
 
 import json
-import math
-import re
 import sys
 from collections import defaultdict
 from pathlib import Path
 
-ROW = re.compile(r"\| (\d+)x(\d+)x(\d+) \| ([\d.]+), ([\d.]+) \| ([\d.]+), ([\d.]+) \| ([\d.]+) \|")
-
-
-def geomean(values: list[float]) -> float:
-    return math.exp(sum(map(math.log, values)) / len(values))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "h100-2026-11-24-s12"))
+from picks_ab import ab_times, geomean
 
 
 def main(folder: str, gpus: str) -> None:
     rows, derived = [], {}
     for g in range(int(gpus)):
-        for line in (Path(folder) / f"ab{g}" / "picks_ab.md").read_text().splitlines():
-            if m := ROW.match(line):
-                f = [float(x) for x in m.groups()[3:]]
-                rows.append((*map(int, m.groups()[:3]), (f[0] + f[1]) / 2, (f[2] + f[3]) / 2, f[4]))
+        for shape, t in ab_times(Path(folder) / f"ab{g}" / "picks.duckdb.xz").items():
+            old, new = (sum(t[s]) / len(t[s]) * 1e6 for s in ("oldpicks", "newpicks"))
+            rows.append((*shape, old, new, old / new))
         for e in json.loads((Path(folder) / f"twins{g}.json").read_text())["configs"]:
             derived[e["m"], e["n"], e["k"]] = e["derived_from"]
     print(f"{len(rows)} configs: old/new {geomean([r[5] for r in rows]):.3f}")
