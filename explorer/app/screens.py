@@ -105,20 +105,20 @@ class KernelScreen(ModalScreen[None]):
                 params = json.loads(kernel.get("params") or "{}")
                 if "kernel_name" in params:  # a kernel of our library: parameters, not a file
                     variant = ", ".join(f"{k} {v}" for k, v in sorted(params.get("variant", {}).items()))
-                    yield Static(
-                        f"our library: {params['kernel_name']} (family {kernel.get('family')})\n"
+                    lines = [
+                        f"our library: {params['kernel_name']} (family {kernel.get('family')})",
                         f"runtime variant: {variant} · runtime shapes (any M; N, K multiples of "
-                        f"{RUNTIME_SHAPE_ALIGNMENT})\n"
+                        f"{RUNTIME_SHAPE_ALIGNMENT})",
                         "source: rendered from these parameters "
-                        "(python -m cuda_l2_explorer.tuner.materialize)"
-                        + (
-                            f"\nderived from the search's pick {params['derived_from']}: the same tile "
-                            "and runtime variant with another epilogue, kept where an A/B measured it "
-                            "faster (the search log below chose the former)"
-                            if "derived_from" in params
-                            else ""
+                        "(python -m cuda_l2_explorer.tuner.materialize)",
+                    ]
+                    if "derived_from" in params:  # an A/B's twin of the search's pick
+                        lines.append(
+                            f"derived from the search's pick {params['derived_from']}: the same tile and "
+                            "runtime variant with another epilogue, kept where an A/B measured it faster "
+                            "(the search log below chose the former)"
                         )
-                    )
+                    yield Static("\n".join(lines))
                 else:
                     yield Static(
                         f"file {kernel.get('path')}\nsha256 {kernel.get('source_sha256')}\n"
