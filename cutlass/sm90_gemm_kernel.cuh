@@ -7,7 +7,7 @@ using LayoutB = ${layout_b};
 using LayoutD = ${layout_d};
 using TileShape = Shape<_${tile_m}, _${tile_n}, _${tile_k}>;
 using ClusterShape = Shape<_${cluster_m}, _${cluster_n}, _1>;${epilogue_callbacks}
-using CollectiveEpilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
+using CollectiveEpilogue = typename ${epilogue_builder}<
     cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
     ${epilogue_tile}, float, float,
     void, LayoutD, 8,

@@ -46,6 +46,9 @@ def test_name_and_hash_are_stable() -> None:
     assert c.config_hash != KernelConfig(128, 256).config_hash
 
 
+PP_176 = {"tile_m": 128, "tile_n": 176, "schedule": "pingpong"}
+
+
 @pytest.mark.parametrize(
     "kwargs, message",
     [
@@ -69,6 +72,10 @@ def test_name_and_hash_are_stable() -> None:
         ({"tile_m": 128, "tile_n": 128, "schedule": "pingpong", "epi_n": "wide"}, "epi_n"),
         # 5 stages of 128x176 (190 KB) and two 64x176 subtiles (44 KB) overrun 227 KB
         ({"tile_m": 128, "tile_n": 176, "schedule": "pingpong", "stages": 5, "epi_n": 176}, "fit"),
+        # one buffer of D leaves room for a fifth 128x176 stage, not a sixth (6 x 38 KB + 22 KB)
+        ({**PP_176, "stages": 6, "epi_n": 176, "epi_buffers": 1}, "fit"),
+        ({**PP_176, "epi_n": 176, "epi_buffers": 2}, "epi_buffers"),
+        ({**PP_176, "epi_buffers": 1}, "epi_n"),
     ],
 )
 def test_invalid_configs_are_rejected(kwargs: dict, message: str) -> None:
@@ -117,6 +124,24 @@ def test_convert_epilogue() -> None:
     assert src.count("cutlass::epilogue::TmaWarpSpecialized>::CollectiveOp;") == 1
     with pytest.raises(ConfigError, match="epilogue"):
         KernelConfig(128, 128, epilogue="scale")  # type: ignore[arg-type]
+
+
+def test_one_epilogue_buffer() -> None:
+    two = KernelConfig(
+        128, 176, schedule="pingpong", cluster_n=2, stages=4, swap_ab=True, epi_n=176, epilogue="convert"
+    )
+    one = dataclasses.replace(two, stages=5, epi_buffers=1)  # the room of one buffer: a fifth stage
+    # the default stays out of the dict: the kernels built before the field keep name and hash
+    assert "epi_buffers" not in two.to_dict() and two.name == "sm90_128x176x64_c1x2_pp_ps_s4_bn_swap_e176_cv"
+    assert one.name == two.name.replace("_s4_", "_s5_").replace("_cv", "_d1_cv")
+    assert one.to_dict()["epi_buffers"] == 1
+    assert KernelConfig.from_dict(one.to_dict()) == one
+    assert (two.epi_smem(), one.epi_smem()) == (2 * 64 * 176 * 2, 64 * 176 * 2)
+    src = families.render_tu([two, one])
+    # one kernel's namespace defines the one-buffer builder and builds its epilogue with it
+    assert src.count("struct OneBufferEpilogueBuilder") == 1
+    assert src.count("CollectiveEpilogue = typename OneBufferEpilogueBuilder<") == 1
+    assert src.count("CollectiveEpilogue = typename cutlass::epilogue::collective::CollectiveBuilder<") == 1
 
 
 def test_user_tile_follows_swap() -> None:

@@ -67,6 +67,12 @@ class KernelConfig(ConfigRecord):
     # 12288x12288x256: 4.8M of our 22.2M instructions; nvjet's kernel has none). "convert":
     # D = fp16(acc), all our C ABI computes (C = A B).
     epilogue: Epilogue = "alpha"
+    # Buffers of D in shared memory behind an explicit epilogue subtile: "auto" is CUTLASS's
+    # min(subtiles, 2); 1 makes each subtile's TMA store read the buffer before the next subtile
+    # is written there, and leaves the bytes to the mainloop (a 128x176 ping-pong tile: 5 stages
+    # instead of 4, as nvjet's 176x128 runs; H200 ncu, 2026-11-28: our consumers waited on the
+    # pipeline's full barriers in ~19% of their stall samples at 12288x12288x256).
+    epi_buffers: int | Literal["auto"] = "auto"
 
     def __post_init__(self) -> None:
         validate(self)
@@ -79,6 +85,8 @@ class KernelConfig(ConfigRecord):
             del data["epi_n"]
         if self.epilogue == "alpha":
             del data["epilogue"]
+        if self.epi_buffers == "auto":
+            del data["epi_buffers"]
         return data
 
     # -- naming ----------------------------------------------------------------------------------
@@ -99,6 +107,8 @@ class KernelConfig(ConfigRecord):
             parts.append("swap")
         if self.epi_n != "auto":
             parts.append(f"e{self.epi_n}")
+        if self.epi_buffers != "auto":
+            parts.append(f"d{self.epi_buffers}")
         if self.epilogue == "convert":
             parts.append("cv")
         return "_".join(parts)
@@ -116,10 +126,11 @@ class KernelConfig(ConfigRecord):
         return 128 if self.schedule == "cooperative" else 64
 
     def epi_smem(self) -> int:
-        """Shared memory an explicit epilogue subtile takes: two buffers of D (CUTLASS's StagesD)."""
+        """Shared memory an explicit epilogue subtile takes: its buffers of D (CUTLASS's StagesD)."""
         assert self.epi_n != "auto"
         subtiles = (self.tile_m // self.epi_m()) * (self.tile_n // self.epi_n)
-        return min(subtiles, 2) * self.epi_m() * self.epi_n * ELEM_BYTES
+        buffers = min(subtiles, 2) if self.epi_buffers == "auto" else self.epi_buffers
+        return buffers * self.epi_m() * self.epi_n * ELEM_BYTES
 
 
 def validate(cfg: KernelConfig) -> None:
@@ -156,6 +167,10 @@ def validate(cfg: KernelConfig) -> None:
             raise ConfigError(f"epi_n must be 'auto' or a multiple of 16 dividing tile_n, got {cfg.epi_n!r}")
         if cfg.tile_m % cfg.epi_m():
             raise ConfigError(f"an explicit epilogue subtile needs tile_m a multiple of {cfg.epi_m()}")
+    if cfg.epi_buffers not in ("auto", 1):
+        raise ConfigError(f"epi_buffers must be 'auto' or 1, got {cfg.epi_buffers!r}")
+    if cfg.epi_buffers == 1 and cfg.epi_n == "auto":
+        raise ConfigError("one epilogue buffer needs an explicit epilogue subtile (epi_n)")
     # Shared memory the epilogue takes beside the pipeline: an explicit subtile's buffers, or a
     # rough allowance for CUTLASS's own choice (the compiler has the last word).
     epi_bytes = 16 * 1024 if cfg.epi_n == "auto" else cfg.epi_smem() + 2 * 1024
@@ -189,6 +204,7 @@ def first_catalog() -> list[KernelConfig]:
     to overlap one tile's epilogue with the next tile's loads. Two K-major-B twins of the
     large-shape kernels measure the layout question (wgmma takes fp16 B either way).
     """
+    one_buffer_pp: dict[str, object] = {"schedule": "pingpong", "epi_buffers": 1, "epilogue": "convert"}
     cat = [
         # large, compute-bound
         _c(128, 256, cluster_m=2),
@@ -310,6 +326,17 @@ def first_catalog() -> list[KernelConfig]:
         _c(128, 192, epilogue="convert"),
         _c(128, 256, cluster_m=2, epilogue="convert"),
         _c(128, 256, scheduler="streamk", epilogue="convert"),
+        # At 12288x12288x256 the convert twin of the 128x176 pick still waited on its pipeline's
+        # full barriers in ~19% of its stall samples, four stages deep where nvjet's 176x128 runs
+        # five (ncu, H200, 2026-11-28). One buffer of D frees a stage's room for the tiles whose
+        # two buffers cost one; the 2x1 swap-AB cluster multicasts the 176-row side instead
+        # (216 rows read a tile from the L2 instead of 240).
+        _c(128, 176, cluster_n=2, stages=5, swap_ab=True, epi_n=176, **one_buffer_pp),
+        _c(128, 176, cluster_m=2, stages=5, swap_ab=True, epi_n=176, **one_buffer_pp),
+        _c(128, 176, cluster_m=2, stages=5, b_major="k", epi_n=176, **one_buffer_pp),
+        _c(128, 144, cluster_m=2, stages=6, b_major="k", epi_n=144, **one_buffer_pp),
+        _c(128, 192, epi_n=64, epi_buffers=1, epilogue="convert"),
+        _c(64, 256, epi_n=128, **one_buffer_pp),
     ]
     names = [c.name for c in cat]
     assert len(set(names)) == len(names), "duplicate names in the catalog"

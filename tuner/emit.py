@@ -50,6 +50,8 @@ KERNEL_TEMPLATE = "cutlass/sm90_gemm_kernel.cuh"
 # Inserted into a kernel's namespace when its epilogue is "convert" (nothing for "alpha", so the
 # kernels that predate the choice render, and cache, exactly as before).
 CONVERT_EPILOGUE = "cutlass/sm90_convert_epilogue.cuh"
+# Likewise for one buffer of D (epi_buffers = 1): the builder it is handed to in place of CUTLASS's.
+ONE_BUFFER_EPILOGUE = "cutlass/sm90_one_buffer_epilogue.cuh"
 REGISTRY_TEMPLATE = "tuner/csrc/registry.cu"
 
 ROW = "cutlass::layout::RowMajor"
@@ -72,6 +74,12 @@ def render_kernel(cfg: KernelConfig) -> str:
     la, lb, ld = layouts(cfg)
     coop = cfg.schedule == "cooperative"
     convert = cfg.epilogue == "convert"
+    one_buffer = cfg.epi_buffers == 1
+    inserted = [
+        read_text(path).rstrip("\n")
+        for path, wanted in ((CONVERT_EPILOGUE, convert), (ONE_BUFFER_EPILOGUE, one_buffer))
+        if wanted
+    ]
     stages = (
         "cutlass::gemm::collective::StageCountAutoCarveout<"
         "static_cast<int>(sizeof(typename CollectiveEpilogue::SharedStorage))>"
@@ -99,7 +107,10 @@ def render_kernel(cfg: KernelConfig) -> str:
             if coop
             else "cutlass::epilogue::TmaWarpSpecialized"
         ),
-        epilogue_callbacks=read_text(CONVERT_EPILOGUE).rstrip("\n") if convert else "",
+        epilogue_callbacks="".join(inserted),
+        epilogue_builder=(
+            "OneBufferEpilogueBuilder" if one_buffer else "cutlass::epilogue::collective::CollectiveBuilder"
+        ),
         epilogue_fusion=",\n    ConvertAcc" if convert else "",
         kernel_schedule=(
             "cutlass::gemm::KernelTmaWarpSpecializedCooperative"

@@ -1,0 +1,93 @@
+"""Where each GEMM kernel's warps wait, from an ncu-family report exported by run_device.sh
+(NCU_REPORT=1): the raw page's cycles, instructions, tensor-pipe share and warp-stall samples,
+and the SASS page's instructions with the most stall samples.
+
+    python benchmarks/tuner/h200-2026-11-28-s28/ncu_where_waits.py CALL/ncu [TOP]
+
+Each kernel is profiled several times (ncu_driver.py's calls); the last profile of each is shown.
+"""
+
+from __future__ import annotations
+
+import csv
+import lzma
+import sys
+from pathlib import Path
+
+GEMM = ("nvjet", "cutlass", "l2x")
+RAW = {
+    "us": "gpu__time_duration.sum",
+    "cycles": "sm__cycles_elapsed.max",
+    "instructions": "smsp__inst_executed.sum",
+    "tensor %": "sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_elapsed",
+    "SM MHz": "smsp__cycles_elapsed.avg.per_second",
+    "DRAM %": "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+}
+STALL = "smsp__pcsamp_warps_issue_stalled_"
+
+
+def short(name: str) -> str:
+    return name if len(name) < 60 else name[:40] + "..." + name[-16:]
+
+
+def raw_summary(path: Path) -> None:
+    rows = list(csv.reader(lzma.open(path, "rt")))
+    header, units = rows[0], rows[1]
+    last = {}
+    for row in rows[2:]:
+        if any(g in row[4] for g in GEMM):
+            last[row[4]] = dict(zip(header, row, strict=True))
+    scale = dict(zip(header, units, strict=True))
+    for name, row in last.items():
+        print(f"\n## {short(name)}")
+        for label, metric in RAW.items():
+            value = float(row.get(metric, "nan").replace(",", "") or "nan")
+            if scale.get(metric) == "ns":
+                value /= 1e3
+            if metric.endswith("per_second"):
+                value /= 1e6
+            print(f"  {label:13} {value:14,.1f}")
+        stalls = {
+            h[len(STALL) :]: float(row[h].replace(",", "") or 0)
+            for h in header
+            if h.startswith(STALL) and not h.endswith("not_issued")
+        }
+        total = sum(stalls.values())
+        top = sorted(stalls.items(), key=lambda kv: -kv[1])[:8]
+        print("  stall samples (share of all):", ", ".join(f"{k} {v / total:.1%}" for k, v in top))
+
+
+def sass_summary(path: Path, top: int) -> None:
+    blocks: dict[str, list[list[str]]] = {}
+    header: list[str] = []
+    name = ""
+    for row in csv.reader(lzma.open(path, "rt")):
+        if row and row[0] == "Kernel Name":
+            name, header = row[1], []
+            blocks[name] = []  # the last profile of each kernel wins
+        elif row and row[0] == "Address":
+            header = row
+        elif header and name and any(g in name for g in GEMM):
+            blocks[name].append(row)
+    for name, rows in blocks.items():
+        if not rows:
+            continue
+        col = {h: i for i, h in enumerate(header)}
+        samples = [int(r[col["Warp Stall Sampling (All Samples)"]] or 0) for r in rows]
+        total = sum(samples)
+        reasons = [h for h in header if h.startswith("stall_") and "Not Issued" not in h]
+        print(f"\n## {short(name)}: {len(rows)} SASS instructions, {total} samples; top {top}")
+        order = sorted(range(len(rows)), key=lambda i: -samples[i])[:top]
+        for i in order:
+            r = rows[i]
+            why = sorted(((int(r[col[h]] or 0), h[6:]) for h in reasons), reverse=True)[:3]
+            print(
+                f"  {samples[i] / total:6.1%}  {r[col['Source']].strip()[:60]:60}"
+                f"  {', '.join(f'{w} {n / max(samples[i], 1):.0%}' for n, w in why if n)}"
+            )
+
+
+if __name__ == "__main__":
+    folder = Path(sys.argv[1])
+    raw_summary(folder / "ncu_raw.csv.xz")
+    sass_summary(folder / "ncu_sass.csv.xz", int(sys.argv[2]) if len(sys.argv) > 2 else 15)
