@@ -13,8 +13,10 @@ Builds run in parallel subprocesses (9 CUTLASS builds; ~3-4 minutes on 16 cores)
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -32,7 +34,7 @@ pytestmark = [
 from cuda_l2_explorer.db.shapes import Shape  # noqa: E402
 from cuda_l2_explorer.db.store import Store  # noqa: E402
 from cuda_l2_explorer.engine.export import export_plan, plan_export  # noqa: E402
-from cuda_l2_explorer.engine.export.formats import default_name, nvcc_flags  # noqa: E402
+from cuda_l2_explorer.engine.export.formats import default_name, nvcc_flags, reads_b_col_major  # noqa: E402
 from cuda_l2_explorer.tuner.build import find_cutlass, find_nvcc  # noqa: E402
 from cuda_l2_explorer.tuner.catalog import KernelConfig  # noqa: E402
 from cuda_l2_explorer.tuner.wgmma import WgmmaConfig  # noqa: E402
@@ -41,6 +43,7 @@ from export_fixtures import KERNELS, LARGE, SKINNY, SPEC4_SET, TINY, spec4_store
 # Deep K with few tiles: our wgmma split-K family (CuTe headers, a 4-CTA cluster per tile).
 DEEP_K = Shape(256, 512, 8192)
 SPLIT_K_4 = {"raster": 0, "swizzle": 1, "decomposition": 2, "splits": 4}
+PLAIN = {"raster": 1, "swizzle": 4, "decomposition": 0, "splits": 1}  # no split, rasterized along N
 # Output-bound (C most of the bytes): a ping-pong swap-AB kernel whose epilogue stores each tile
 # as one 64x160 subtile (KernelConfig.epi_n), as the H200 set picks at K <= 512.
 OUTPUT_BOUND = Shape(8192, 8192, 256)
@@ -51,6 +54,12 @@ CONVERT = Shape(4096, 4096, 256)
 CONVERT_EPILOGUE = KernelConfig(
     128, 176, schedule="pingpong", cluster_n=2, stages=4, swap_ab=True, epi_n=176, epilogue="convert"
 )
+# One buffer of D in shared memory (KernelConfig.epi_buffers) and a fifth stage, B K-major, as the
+# H200 set picks at 4096x12288x512.
+ONE_BUFFER = Shape(4096, 4096, 512)
+ONE_BUFFER_EPILOGUE = dataclasses.replace(
+    CONVERT_EPILOGUE, cluster_m=2, cluster_n=1, stages=5, swap_ab=False, b_major="k", epi_buffers=1
+)
 SHAPES = {
     "tiny": TINY,
     "skinny": SKINNY,
@@ -58,6 +67,7 @@ SHAPES = {
     "deep-k": DEEP_K,
     "output-bound": OUTPUT_BOUND,
     "convert-epilogue": CONVERT,
+    "one-buffer-epilogue": ONE_BUFFER,
 }
 # L2X_EXPORT_LABELS=a,b builds and tests those cases only (a device call with little time left).
 if os.environ.get("L2X_EXPORT_LABELS"):
@@ -115,8 +125,9 @@ class Builds:
             {
                 **KERNELS,
                 DEEP_K: (WgmmaConfig(64, 64, 128, 6), SPLIT_K_4),
-                OUTPUT_BOUND: (WIDE_EPILOGUE, {"raster": 1, "swizzle": 4, "decomposition": 0, "splits": 1}),
-                CONVERT: (CONVERT_EPILOGUE, {"raster": 1, "swizzle": 4, "decomposition": 0, "splits": 1}),
+                OUTPUT_BOUND: (WIDE_EPILOGUE, PLAIN),
+                CONVERT: (CONVERT_EPILOGUE, PLAIN),
+                ONE_BUFFER: (ONE_BUFFER_EPILOGUE, {**PLAIN, "raster": 0, "swizzle": 1}),
             },
         )
         # anyway: the fixture's large config is slower than its baseline (lookup keeps the baseline)
@@ -160,7 +171,9 @@ class Builds:
         plan = self.plans[label]
         out = self.export(label, "cuda-l2")
         set_dir = out / plan.spec4_path.split("/")[0]
-        args = [str(set_dir), str(self.root / label / "kernel-cache"), *plan.query.astuple(), False]
+        # a K-major-B kernel reads b_col_major, which must then hold B column-major (SPEC section 4)
+        reads_col = reads_b_col_major((out / plan.spec4_path).read_text())
+        args = [str(set_dir), str(self.root / label / "kernel-cache"), *plan.query.astuple(), reads_col]
         env = {**self.env, "PYTHONPATH": os.pathsep.join([str(REPO), self.env.get("PYTHONPATH", "")])}
         res = _run([sys.executable, "-c", LOAD_SCRIPT, json.dumps(args)], self.root, env)
         ok = res.returncode == 0
@@ -276,7 +289,12 @@ def test_cmake_format_builds_passes_its_test_and_matches_torch(builds, label) ->
     b = torch.randn(k, n, device="cuda", dtype=torch.float16)
     c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
     stream = torch.cuda.current_stream().cuda_stream
-    assert lib.hgemm(a.data_ptr(), b.data_ptr(), c.data_ptr(), m, n, k, stream) == 0
+    # hgemm.h documents B's layout: column-major (K contiguous) where the kernel reads it so
+    header = (builds.root / label / "export-cmake" / "hgemm.h").read_text()
+    col = re.search(r"#define HGEMM_B_COL_MAJOR (\d)", header)
+    assert col, "hgemm.h does not say how B is laid out"
+    b_arg = b.t().contiguous() if col.group(1) == "1" else b
+    assert lib.hgemm(a.data_ptr(), b_arg.data_ptr(), c.data_ptr(), m, n, k, stream) == 0
     torch.cuda.synchronize()
     ref = a.float() @ b.float()
     error = _relative_error(c, ref)

@@ -39,7 +39,8 @@ BUILT = [Shape(1, 4096, 4096), Shape(3000, 4096, 14336)]
 # tokens, and a narrow deep-K projection (the tiny family's cluster split-K).
 MODEL_SHAPES = [Shape(16, 4096, 4096), Shape(128, 4096, 11008), Shape(4096, 14336, 4096),
                 Shape(2048, 5120, 13824), Shape(64, 96, 8192)]  # fmt: skip
-OUR_SET = Path(__file__).resolve().parents[2] / "kernels" / "h100_F32F16F16F32" / "manifest.json"
+KERNELS_DIR = Path(__file__).resolve().parents[2] / "kernels"
+OUR_SET = KERNELS_DIR / "h100_F32F16F16F32" / "manifest.json"
 BUILD_TIMEOUT_S = 900
 
 CHECK = r"""
@@ -123,8 +124,10 @@ def test_exported_launcher_runs_at_the_issue_shapes(tmp_path) -> None:
     _build_all_and_check(tmp_path, manifest, BUILT)
 
 
-def test_our_set_exports_for_model_shapes(tmp_path) -> None:
-    _build_all_and_check(tmp_path, OUR_SET, MODEL_SHAPES)
+@pytest.mark.parametrize("device", ["h100", "h200"])
+def test_our_set_exports_for_model_shapes(tmp_path, device) -> None:
+    """Each of our sets (the H200 one re-searched there, with its one-buffer and convert kernels)."""
+    _build_all_and_check(tmp_path, KERNELS_DIR / f"{device}_F32F16F16F32" / "manifest.json", MODEL_SHAPES)
 
 
 def test_our_set_exports_its_96_wide_kernels(tmp_path) -> None:
