@@ -34,7 +34,8 @@ def main(folder: str, gpus: str) -> None:
             rows.append((shape, old, new, kernel[shape]))
     ratios = [old / new for _, old, new, _ in rows]
     print(
-        f"{len(rows)} changed picks: old/new {geomean(ratios):.3f}, {sum(r > 1.01 for r in ratios)} >1% faster"
+        f"{len(rows)} changed picks: old/new {geomean(ratios):.3f}, "
+        f"{sum(r > 1.01 for r in ratios)} >1% faster"
     )
     for label, key in (("K", lambda r: r[0][2]), ("new kernel", lambda r: r[3])):
         groups = defaultdict(list)
