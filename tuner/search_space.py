@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cuda_l2_explorer.db.shapes import TINY_FLOOR_S, Shape
-from cuda_l2_explorer.tuner.catalog import SM90_FAMILY
+from cuda_l2_explorer.tuner.catalog import DEFAULT_EPILOGUE, SM90_FAMILY
 from cuda_l2_explorer.tuner.config import ELEM_BYTES
 from cuda_l2_explorer.tuner.families import family_of
 from cuda_l2_explorer.tuner.native import DECOMPOSITION, RASTER, Variant
@@ -149,7 +149,8 @@ def predict(
     # M x N the difference decides (H200, 2026-11-28: every auto-tuned cuBLASLt winner and our
     # best pick at K = 64-512 was a ping-pong kernel; the model had ranked cooperative 128x256 first).
     epilogue_s = rows * cols * ELEM_BYTES / (bandwidth / sms)
-    if params.get("epilogue", "alpha") == "alpha" and family_of(params).name == SM90_FAMILY:
+    alpha = params.get("epilogue", DEFAULT_EPILOGUE) == "alpha"  # CUTLASS's LinearCombination
+    if alpha and family_of(params).name == SM90_FAMILY:
         # the alpha multiply (H200, 2026-11-28: its convert twins ran 1.022-1.026x at K = 64-256,
         # 1.00 from K = 1024 up, where it hides behind the main loop)
         epilogue_s += rows * cols / (PEAK_FLOPS / sms * FP32_OPS_PER_TENSOR_FLOP)
