@@ -75,8 +75,10 @@ def _checkout_view(tmp: Path) -> Path:
 def _export(root: Path, cwd: Path, store: Path, out: Path, m: str, n: str, k: str, fmt: str) -> dict:
     env = {key: value for key, value in os.environ.items() if not key.startswith("CUDA_L2_EXPLORER_")}
     env |= {"CUDA_L2_EXPLORER_DB": str(store), "PYTHONDONTWRITEBYTECODE": "1"}
-    # --anyway: on the bundled data lookup keeps the baseline at both shapes (issue 16)
-    command = ["export", m, n, k, "--format", fmt, "--out", str(out), "--json", "--anyway"]
+    # --anyway: on the bundled data lookup keeps the baseline at both shapes (issue 16). --gpu h100:
+    # without it a machine with no GPU gets the H200's rows (both our sets were measured there) and
+    # the faster of the two sets, which a re-bundle may change (session 28's grid made it the H200 set)
+    command = ["export", m, n, k, "--gpu", "h100", "--format", fmt, "--out", str(out), "--json", "--anyway"]
     done = subprocess.run(
         [sys.executable, "-c", RUN, str(root), *command],
         cwd=cwd,
