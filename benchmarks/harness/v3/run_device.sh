@@ -94,8 +94,10 @@ while [ $# -gt 0 ]; do
     # File by file, most relevant first, so a slow file cannot hide the others' results.
     for f in harness native_baselines faults tuner_own tuner_kernels tuner_search kernel_build export_device lookup_export_device; do
       [ -n "${TESTS:-}" ] && ! echo " $TESTS " | grep -q " $f " && continue
+      # TEST_ARGS: more pytest arguments, word-split (e.g. "-k h200")
+      # shellcheck disable=SC2086
       CUDA_L2_EXPLORER_TUNER_LIB=$(lib) timeout "${TEST_TIMEOUT:-360}" python3 -m pytest -q -rfE -p no:cacheprovider \
-        "tests/gpu/test_$f.py" >>"$OUT/gpu_tests.txt" 2>&1
+        ${TEST_ARGS:-} "tests/gpu/test_$f.py" >>"$OUT/gpu_tests.txt" 2>&1
       echo "tests $f: exit $? at $(( $(date +%s) - start )) s: $(tail -1 "$OUT/gpu_tests.txt")" | tee -a "$OUT/device.txt"
     done
     grep -E "^(FAILED|ERROR)" "$OUT/gpu_tests.txt" | head -20
