@@ -2,14 +2,15 @@
 # A device call sends the whole working tree, tracked files included, within 64 MiB with what it
 # carries; the committed evidence archives (~32 MB of stores and logs under benchmarks/) leave too
 # little room for duckdb (16 MB) and a library. No device script reads them, so they step aside
-# for the call: `device_trim.sh out` moves every tracked file over 200 KB under benchmarks/ to
-# /tmp/l2x-trim (paths kept), `device_trim.sh back` restores them. Never commit between the two.
+# for the call: `device_trim.sh out` moves every file over 200 KB under benchmarks/ that git tracks
+# or would (a session's evidence not committed yet: it travels too) to /tmp/l2x-trim (paths kept),
+# `device_trim.sh back` restores them. Never commit between the two.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 AWAY=${L2X_TRIM_DIR:-/tmp/l2x-trim}
 case "${1:-}" in
 out)
-  git ls-files -z benchmarks | while IFS= read -r -d '' f; do
+  { git ls-files -z benchmarks && git ls-files -z --others --exclude-standard benchmarks; } | while IFS= read -r -d '' f; do
     if [ -f "$f" ] && [ "$(stat -c %s "$f")" -gt 200000 ]; then
       mkdir -p "$AWAY/$(dirname "$f")" && mv "$f" "$AWAY/$f"
     fi
