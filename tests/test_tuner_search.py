@@ -335,15 +335,19 @@ def test_a_launch_bound_shape_sweeps_the_tiny_family_whole() -> None:
     """At a tiny shape every kernel of the tiny family (more than SWEEP_FAMILY of them) is measured,
     every variant; at a shape whose floor is above TINY_FLOOR_S the tiny family is pruned."""
     from cuda_l2_explorer.db.shapes import Shape, regime
-    from cuda_l2_explorer.tuner.families import full_catalog
-    from cuda_l2_explorer.tuner.search_space import SWEEP_FAMILY, TINY_SWEEP_FAMILY, launch_bound
+    from cuda_l2_explorer.tuner.families import family_of, full_catalog
+    from cuda_l2_explorer.tuner.search_space import SWEEP_FAMILY, TINY_SWEEP_FAMILY, launch_bound, sweep_group
 
     kernels = {c.name: c.to_dict() for c in full_catalog()}
     tiny = {n: p for n, p in kernels.items() if p["family"] == "sm90_mma_tiny"}
-    assert SWEEP_FAMILY < len(tiny) <= TINY_SWEEP_FAMILY
+    groups = {sweep_group(p) for p in tiny.values()}  # the pipelined and the register-direct kernels
+    assert len(groups) == 2
+    for group in groups:
+        assert SWEEP_FAMILY < sum(sweep_group(p) == group for p in tiny.values()) <= TINY_SWEEP_FAMILY
     cases = ((Shape(128, 2048, 64), True), (Shape(512, 512, 64), True), (Shape(2048, 2048, 2048), False))
     for shape, whole in cases:
         assert launch_bound(*shape.astuple(), 3.35e12) == (regime(shape) == "tiny") == whole
         chosen = {c.key for c in candidates(*shape.astuple(), kernels, limit=8)}
-        every = {f"{n}|{v.label}" for n, p in tiny.items() for v in variants_for(*shape.astuple(), p, 132)}
+        runs = {n: p for n, p in tiny.items() if family_of(p).supports(*shape.astuple(), p)}
+        every = {f"{n}|{v.label}" for n, p in runs.items() for v in variants_for(*shape.astuple(), p, 132)}
         assert (every <= chosen) == whole, shape

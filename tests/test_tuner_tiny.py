@@ -22,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 # Update deliberately when the template changes (and re-run the GPU correctness test).
-GOLDEN_TINY_TU_SHA256 = "16e0ebb3038d48ff86031a9f8817080bd1e4e52b6335431df2de8481c8e93f47"
+GOLDEN_TINY_TU_SHA256 = "295338c8baea29259f9d72a9c6bdbc61a8ea8381235756688b14e28ee0a606eb"
 
 ABI_SIGNATURES = (
     "L2X_API int l2x_gemm_{n}(const void* A, const void* B, void* C, int M, int N, int K, int raster,\n"
@@ -40,12 +40,16 @@ ABI_SIGNATURES = (
 
 def test_tiny_catalog_is_valid_unique_and_stable() -> None:
     cat = tiny_catalog()
-    assert 6 <= len(cat) <= 16  # a handful of sharp kernels, not a sweep
+    piped = [c for c in cat if c.loads == "smem"]
+    direct = [c for c in cat if c.loads == "direct"]
+    assert 6 <= len(piped) <= 16 and 6 <= len(direct) <= 16  # a handful of sharp kernels each
+    assert direct == tiny.direct_catalog()
     names = [c.name for c in cat]
     assert len(set(names)) == len(names)
     assert [c.name for c in tiny_catalog()] == names
     for c in cat:
-        assert re.fullmatch(r"tiny_[A-Za-z0-9_]+", c.name), c.name
+        prefix = "tinyd" if c.loads == "direct" else "tiny"
+        assert re.fullmatch(prefix + r"_[A-Za-z0-9_]+", c.name), c.name
         assert TinyConfig.from_dict(c.to_dict()) == c
         assert kernel_from_dict(c.to_dict()) == c
         assert c.family == "sm90_mma_tiny" and c.user_tile() == (c.tile_m, c.tile_n)
@@ -176,6 +180,7 @@ def test_tiny_tu_is_deterministic_golden_and_cutlass_free() -> None:
         "ld.shared::cluster.v4.f32",
         "barrier.cluster.arrive.release.aligned",
         "cudaLaunchAttributeClusterDimension",
+        "ld.global.nc.v4.u32",  # the register-direct kernels' loads
     ):
         assert needle in a, needle
     # no allocation, no synchronisation, no memset, no global atomics: a launch leaves no state
@@ -221,7 +226,7 @@ def test_one_family_per_tu_and_cutlass_groups_unchanged() -> None:
 def test_registry_lists_both_families() -> None:
     configs = [KernelConfig(128, 128), *tiny_catalog()]
     reg = emit.render_registry(configs, {"cutlass": "4.2.0"})
-    names = re.findall(r'^  "((?:sm90|tiny)_[^"]+)",$', reg, flags=re.M)
+    names = re.findall(r'^  "((?:sm90|tinyd?)_[^"]+)",$', reg, flags=re.M)
     assert names == sorted(c.name for c in configs)
     params = [json.loads(p.replace('\\"', '"')) for p in re.findall(r'^  "(\{.*\})",$', reg, flags=re.M)]
     assert [kernel_from_dict(p).name for p in params] == names
@@ -247,3 +252,57 @@ def test_one_tiny_tu_compiles_for_sm90a_without_cutlass(tmp_path: Path) -> None:
     assert "-DNDEBUG" in cmd and not any(a.startswith("-I") for a in cmd)
     again = build.compile_unit(configs, tmp_path, nvcc, None, build.nvcc_version(nvcc))
     assert again.cached and again.obj == result.obj
+
+
+# ---------------------------------------------------------------------------- register-direct kernels
+
+
+def test_direct_config_keeps_earlier_names_and_hashes() -> None:
+    """``loads`` is left out of a pipelined kernel's dict (its name and hash as before) and kept in a
+    direct kernel's, whose name says ``tinyd`` and no stages."""
+    piped = TinyConfig(64, 64, 32, 2, 2, 4)
+    assert "loads" not in piped.to_dict() and piped.name == "tiny_64x64x32_w2x2_s4_bn"
+    assert piped.config_hash == "bd6344b6621f"  # as bundled before the field existed
+    d = TinyConfig(32, 32, 64, 2, 1, b_major="k", loads="direct")
+    assert d.to_dict()["loads"] == "direct" and d.name == "tinyd_32x32x64_w2x1_bk"
+    assert TinyConfig.from_dict(d.to_dict()) == d and kernel_from_dict(d.to_dict()) == d
+    assert d.smem_bytes() == 0
+
+
+@pytest.mark.parametrize(
+    ("fields", "match"),
+    [
+        (dict(b_major="n"), "K-major"),
+        (dict(stages=4), "no pipeline"),
+        (dict(tile_k=16), "tile_k"),
+        (dict(tile_n=128, warps_n=2), "warp tile N"),  # 64 columns a warp
+        (dict(tile_m=48, warps_m=2), "tile_m"),
+        (dict(tile_m=32, warps_m=1, tile_k=256), "registers"),  # 32x32 warp tile at K = 256
+        (dict(tile_m=64, tile_n=64, warps_m=4, warps_n=4, tile_k=256), "512 threads"),
+        (dict(loads="global"), "loads"),
+    ],
+)
+def test_direct_config_validation(fields: dict, match: str) -> None:
+    base = dict(tile_m=32, tile_n=32, tile_k=64, warps_m=2, warps_n=1, b_major="k", loads="direct")
+    with pytest.raises(ConfigError, match=match):
+        TinyConfig(**{**base, **fields})
+
+
+def test_direct_registers_count_fragments() -> None:
+    # warp tile 16x32 at K = 128: A 2 rows x 4 blocks, B 4 columns x 4 blocks (4 registers each),
+    # 4 n8 accumulators of 4
+    assert TinyConfig(16, 32, 128, 1, 1, b_major="k", loads="direct").direct_registers() == 4 * 4 * 6 + 16
+    assert all(c.direct_registers() <= tiny.MAX_DIRECT_REGISTERS for c in tiny.direct_catalog())
+
+
+def test_direct_kernels_take_k_up_to_their_tile_data_parallel_only() -> None:
+    from cuda_l2_explorer.tuner.search_space import variants_for
+
+    d = TinyConfig(32, 32, 128, 2, 1, b_major="k", loads="direct").to_dict()
+    fam = families.family_of(d)
+    assert fam.supports(64, 64, 128, d) and not fam.supports(64, 64, 136, d)
+    assert "at most 128" in (fam.why_not(64, 64, 256, d) or "")
+    assert fam.decompositions(d) == (0, 1)
+    assert all(v.splits == 1 for v in variants_for(64, 64, 128, d, 132))
+    piped = TinyConfig(32, 32, 128, 2, 2, 6).to_dict()
+    assert fam.supports(64, 64, 16384, piped) and 2 in fam.decompositions(piped)

@@ -51,6 +51,10 @@ class Family:
     sweeps_raster: bool = True  # raster order and swizzle change what it does
     decompositions: Callable[[Mapping[str, Any]], tuple[int, ...]] = lambda params: _DATA_PARALLEL
     max_splits: int | None = None  # split-K bound it enforces (None: its scheduler decides)
+    # What limits one kernel of the family beyond the rules above (its params decide), or None.
+    kernel_limits: Callable[[int, int, int, Mapping[str, Any] | None], str | None] = lambda m, n, k, params: (
+        None
+    )
     # Split-K partials go through global memory (written, then read back by a fix-up), or not.
     split_partials_in_memory: bool = True
     abi_version: int = ABI_VERSION
@@ -65,6 +69,8 @@ class Family:
             return f"N and K must be multiples of {self.alignment}"
         if max(m, n, k) > self.max_dim:
             return f"M, N and K must be at most {self.max_dim}"
+        if why := self.kernel_limits(m, n, k, params):
+            return why
         tile_m = int((params or {}).get("tile_m") or 0)
         if self.max_m_tiles is not None and tile_m and -(-m // tile_m) > self.max_m_tiles:
             return (
@@ -117,10 +123,18 @@ FAMILIES: dict[str, Family] = {
             config_type=TinyConfig,
             catalog=tiny.tiny_catalog,
             render_tu=tiny.render_tu,
-            sources=(tiny.PREAMBLE, tiny.SPLIT_K_CLUSTER, tiny.KERNEL_TEMPLATE),
+            sources=(tiny.PREAMBLE, tiny.SPLIT_K_CLUSTER, tiny.KERNEL_TEMPLATE, tiny.DIRECT_KERNEL_TEMPLATE),
             needs_cutlass=False,
-            size_limits="M up to 65535 tiles (grid y); A, B and C 16-byte aligned",
-            **_CLUSTER_SPLIT_K,
+            size_limits="M up to 65535 tiles (grid y); A, B and C 16-byte aligned; a direct kernel "
+            "K up to its tile_k",
+            **{
+                **_CLUSTER_SPLIT_K,
+                # a register-direct kernel holds all of K: no split-K
+                "decompositions": lambda params: (
+                    _DATA_PARALLEL if params.get("loads") == "direct" else (*_DATA_PARALLEL, _SPLIT_K)
+                ),
+                "kernel_limits": tiny.why_not_shape,
+            },
         ),
         Family(
             name=WGMMA_FAMILY,

@@ -273,7 +273,9 @@ def sweep_group(params: Mapping[str, Any]) -> str:
     family = family_of(params)
     if family.split_partials_in_memory:
         return family.name
-    return f"{family.name}/{params.get('reduce', 'cluster')}"
+    # the tiny family's register-direct kernels are a design of their own, measured whole too
+    loads = "/direct" if params.get("loads") == "direct" else ""
+    return f"{family.name}/{params.get('reduce', 'cluster')}{loads}"
 
 
 def kernel_class(params: Mapping[str, Any]) -> tuple[str, ...]:

@@ -31,6 +31,11 @@ launch leaves no state behind, so no buffer can be left dirty by another kernel 
 design, a ticket counter in a caller's workspace, gave NaNs when the allocator handed the same
 buffer to a kernel that wrote partials there).
 
+Register-direct kernels (``loads="direct"``, K <= ``tile_k``, B K-major): no shared memory, no
+barrier; every thread loads its mma.sync fragments straight into registers, all of K in one round
+trip, through a K permutation (16-byte loads) and an N permutation (one 16-byte C store a row)
+that tiny_gemm.cuh describes; data parallel only (``decomposition`` 2 with ``splits`` 1).
+
 Layouts (SPEC section 4): A MxK row-major; B KxN row-major (``b_major='n'``, the user's ``b``) or
 column-major (``'k'``, SPEC's ``b_col_major``); C MxN row-major. Any M, N and K multiples of 8
 (16-byte cp.async chunks; out-of-range chunks are zero-filled, so M, N and K need not be tile
@@ -39,9 +44,9 @@ multiples); A, B and C 16-byte aligned.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from cuda_l2_explorer.tuner.abi import entry_points, family_fields
 from cuda_l2_explorer.tuner.config import (
@@ -66,6 +71,14 @@ MAX_THREADS = 512
 # fp32 accumulator registers per thread (warp tile / 32 lanes): above this the kernel spills.
 MAX_ACCUMULATORS = 128
 SMEM_PAD_HALFS = 8  # a 16-byte skew per shared-memory row: conflict-free ldmatrix without a swizzle
+# Register-direct kernels (loads = "direct"): all of K (up to tile_k) in registers, 16 bytes a load.
+LOADS: tuple[str, ...] = ("smem", "direct")
+DIRECT_TILE_KS: tuple[int, ...] = (32, 64, 128, 256)
+DIRECT_WARP_NS: tuple[int, ...] = (8, 16, 32)  # one C store of 2 * warp tile N / 8 halfs a row
+# Fragment registers a thread may hold (A, B and the accumulators): ptxas keeps ~160 without spills
+# beside the addresses (the same bound, checked in validate, keeps it under 255).
+MAX_DIRECT_REGISTERS = 160
+DEFAULT_STAGES = 3
 
 
 @dataclass(frozen=True, order=True)
@@ -77,9 +90,13 @@ class TinyConfig(ConfigRecord):
     tile_k: int = 32
     warps_m: int = 2
     warps_n: int = 2
-    stages: int = 3
+    stages: int = DEFAULT_STAGES
     b_major: BMajor = "n"
     family: Literal["sm90_mma_tiny"] = "sm90_mma_tiny"
+    # "smem": the cp.async / ldmatrix pipeline; "direct": no shared memory, fragments loaded into
+    # registers (K <= tile_k, B K-major; tiny_gemm.cuh says how). Left out of the dict when "smem",
+    # so every earlier kernel keeps its name and hash.
+    loads: Literal["smem", "direct"] = "smem"
 
     def __post_init__(self) -> None:
         validate(self)
@@ -87,17 +104,33 @@ class TinyConfig(ConfigRecord):
     @property
     def name(self) -> str:
         """Stable identifier, a valid C identifier suffix (``l2x_gemm_<name>``)."""
-        return (
-            f"tiny_{self.tile_m}x{self.tile_n}x{self.tile_k}_w{self.warps_m}x{self.warps_n}"
-            f"_s{self.stages}_b{self.b_major}"
-        )
+        tile = f"{self.tile_m}x{self.tile_n}x{self.tile_k}_w{self.warps_m}x{self.warps_n}"
+        if self.loads == "direct":
+            return f"tinyd_{tile}_b{self.b_major}"
+        return f"tiny_{tile}_s{self.stages}_b{self.b_major}"
+
+    def to_dict(self) -> dict[str, object]:
+        data = super().to_dict()
+        if self.loads == "smem":
+            del data["loads"]
+        return data
+
+    def direct_registers(self) -> int:
+        """Fragment registers one thread of a direct kernel holds: A (two rows a m16 fragment), B
+        (one column an n8 fragment), 16 bytes a 32-wide k block each, and the accumulators."""
+        m16 = self.tile_m // self.warps_m // 16
+        n8 = self.tile_n // self.warps_n // 8
+        blocks = self.tile_k // 32
+        return 4 * blocks * (2 * m16 + n8) + 4 * m16 * n8
 
     @property
     def threads(self) -> int:
         return 32 * self.warps_m * self.warps_n
 
     def smem_bytes(self) -> int:
-        """Dynamic shared memory of the pipeline: padded A and B tiles per stage."""
+        """Dynamic shared memory of the pipeline: padded A and B tiles per stage (none: direct)."""
+        if self.loads == "direct":
+            return 0
         a = self.tile_m * (self.tile_k + SMEM_PAD_HALFS)
         if self.b_major == "k":
             b = self.tile_n * (self.tile_k + SMEM_PAD_HALFS)
@@ -108,6 +141,11 @@ class TinyConfig(ConfigRecord):
 
 def validate(cfg: TinyConfig) -> None:
     """Raise :class:`ConfigError` for parameters the kernel template cannot instantiate."""
+    if cfg.loads not in LOADS:
+        raise ConfigError(f"loads must be one of {LOADS}, got {cfg.loads!r}")
+    if cfg.loads == "direct":
+        validate_direct(cfg)
+        return
     check_fields(
         cfg,
         TINY_FAMILY,
@@ -132,6 +170,44 @@ def validate(cfg: TinyConfig) -> None:
         raise ConfigError(f"stages must be in 2..8, got {cfg.stages}")
     if cfg.smem_bytes() > SMEM_BYTES_SM90 - 1024:  # the kernel's static shared memory comes on top
         raise ConfigError(f"{cfg.stages} stages need {cfg.smem_bytes()} bytes of shared memory: does not fit")
+
+
+def validate_direct(cfg: TinyConfig) -> None:
+    """A register-direct kernel's limits (tiny_gemm.cuh's DirectShape asserts the same)."""
+    check_fields(
+        cfg,
+        TINY_FAMILY,
+        ("tile_m", "tile_n", "tile_k", "warps_m", "warps_n", "stages"),
+        {"tile_m": TILE_MS, "tile_n": TILE_NS, "tile_k": DIRECT_TILE_KS},
+    )
+    if cfg.b_major != "k":
+        raise ConfigError("a direct kernel reads B K-major (b_col_major): b_major must be 'k'")
+    if cfg.stages != DEFAULT_STAGES:
+        raise ConfigError(f"a direct kernel has no pipeline: stages must stay {DEFAULT_STAGES}")
+    if cfg.threads > MAX_THREADS:
+        raise ConfigError(f"{cfg.warps_m}x{cfg.warps_n} warps exceed {MAX_THREADS} threads")
+    if cfg.tile_m % (16 * cfg.warps_m):
+        raise ConfigError(
+            f"warp tile M must be a multiple of 16: tile_m {cfg.tile_m} / warps_m {cfg.warps_m}"
+        )
+    if cfg.tile_n % cfg.warps_n or cfg.tile_n // cfg.warps_n not in DIRECT_WARP_NS:
+        raise ConfigError(
+            f"warp tile N must be one of {DIRECT_WARP_NS}: tile_n {cfg.tile_n} / warps_n {cfg.warps_n}"
+        )
+    # 64K registers an SM share the CTA's threads (512 threads: 128 each), ~24 go to addresses
+    most = min(MAX_DIRECT_REGISTERS, 65536 // cfg.threads - 24)
+    if cfg.direct_registers() > most:
+        raise ConfigError(
+            f"{cfg.direct_registers()} fragment registers a thread (max {most} at {cfg.threads} threads): "
+            "a smaller warp tile or tile_k"
+        )
+
+
+def why_not_shape(m: int, n: int, k: int, params: Mapping[str, Any] | None) -> str | None:
+    """What limits one kernel beyond the family's shape rule: a direct kernel holds all of K."""
+    if params and params.get("loads") == "direct" and k > int(params.get("tile_k") or 0):
+        return f"K must be at most {params.get('tile_k')} (a direct kernel holds all of K in registers)"
+    return None
 
 
 def tiny_catalog() -> list[TinyConfig]:
@@ -173,10 +249,38 @@ def tiny_catalog() -> list[TinyConfig]:
         TinyConfig(32, 64, 128, 2, 2, 6),
         TinyConfig(16, 64, 128, 1, 4, 6),
         TinyConfig(64, 64, 128, 2, 2, 6),
+        *direct_catalog(),
     ]
     names = [c.name for c in cat]
     assert len(set(names)) == len(names), "duplicate names in the tiny catalog"
     return cat
+
+
+def direct_catalog() -> list[TinyConfig]:
+    """Register-direct kernels for K <= 256 (about 220 tiny grid configs): one CTA per tile, no
+    shared memory, one round trip for all of A's and B's loads (benchmarks/tuner/movement_floor).
+    Warp tiles 16x32 (one 16-byte C store a row) up to K = 128, 16x16 at K = 256 (registers: 64x64
+    at K = 256 needs 16 warps, whose 128 registers a thread spill);
+    CTA tiles from 16x32 (one warp: the most CTAs at 64^3) to 64x128 (16 warps) for the larger
+    M x N of the regime (1024x1024x64: 128 CTAs)."""
+
+    def d(m: int, n: int, k: int, wm: int, wn: int) -> TinyConfig:
+        return TinyConfig(m, n, k, wm, wn, b_major="k", loads="direct")
+
+    return [
+        d(16, 32, 64, 1, 1),
+        d(16, 32, 128, 1, 1),
+        d(32, 32, 64, 2, 1),
+        d(32, 32, 128, 2, 1),
+        d(32, 64, 64, 2, 2),
+        d(32, 64, 128, 2, 2),
+        d(64, 64, 64, 4, 2),
+        d(64, 64, 128, 4, 2),
+        d(64, 128, 64, 4, 4),
+        d(16, 16, 256, 1, 1),
+        d(32, 32, 256, 2, 2),
+        d(32, 64, 256, 2, 4),
+    ]
 
 
 # ---------------------------------------------------------------------------- CUDA source
@@ -184,21 +288,23 @@ def tiny_catalog() -> list[TinyConfig]:
 PREAMBLE = "tuner/csrc/tiny_gemm.cuh"
 SPLIT_K_CLUSTER = "tuner/csrc/split_k_cluster.cuh"  # what both our families share (DSMEM split-K, ABI checks)
 KERNEL_TEMPLATE = "tuner/csrc/tiny_gemm_kernel.cuh"
+DIRECT_KERNEL_TEMPLATE = "tuner/csrc/tiny_direct_kernel.cuh"
 
 
 def render_kernel(cfg: TinyConfig) -> str:
     """The instantiation and the three C entry points of one config (needs :func:`render_preamble`)."""
-    return render(
-        KERNEL_TEMPLATE,
+    tile = dict(
         name=cfg.name,
         tile_m=cfg.tile_m,
         tile_n=cfg.tile_n,
         tile_k=cfg.tile_k,
         warps_m=cfg.warps_m,
         warps_n=cfg.warps_n,
-        stages=cfg.stages,
-        b_k_major="true" if cfg.b_major == "k" else "false",
-    ) + entry_points(cfg.name)
+    )
+    if cfg.loads == "direct":
+        return render(DIRECT_KERNEL_TEMPLATE, **tile) + entry_points(cfg.name)
+    b_k_major = "true" if cfg.b_major == "k" else "false"
+    return render(KERNEL_TEMPLATE, stages=cfg.stages, b_k_major=b_k_major, **tile) + entry_points(cfg.name)
 
 
 def render_split_k_preamble(template: str, max_splits: int) -> str:

@@ -302,4 +302,155 @@ struct TinyEntry {
   }
 };
 
+// ---- Register-direct kernels (TinyConfig.loads = "direct"): K <= BK, B column-major (N x K) ----
+// No shared memory, no barrier, no pipeline: each thread loads its mma.sync fragments of A and B
+// from global memory straight into registers, 16 bytes a load, all of K at once (one round trip),
+// runs the MMAs and stores C from registers. The movement floor (benchmarks/tuner/movement_floor:
+// load, fold, store) took 1.31 us a call at 64^3 on an H200 where the cp.async / ldmatrix /
+// staged-C kernel above takes ~1.9 in the same rotation. Two permutations make every access wide:
+// - K, within each 32-wide block: m16n8k16 gives lane t (lane % 4) the k's {2t, 2t+1, 2t+8, 2t+9}
+//   of a k16 step; logical step j of the block maps those to physical 8t + 4j + {0, 1, 2, 3}, the
+//   same for A and B (the sum over K is unchanged), so lane t's share of a row's 32-k block is one
+//   contiguous 16-byte chunk: .x/.y feed step 0, .z/.w step 1.
+// - N, within a warp's NT n8 fragments: logical column 2t + e of fragment f is physical column
+//   2 NT t + 2f + e (B's column for the fragment's n = g likewise), so a lane's accumulators of one
+//   row are 2 NT adjacent columns of C: one store of 4 NT bytes (16 at NT = 4).
+template <int BM, int BN, int BK, int WM, int WN>
+struct DirectShape {
+  static constexpr int kBM = BM, kBN = BN, kBK = BK;
+  static constexpr int kThreads = 32 * WM * WN;
+  static constexpr int kWarpM = BM / WM, kWarpN = BN / WN;
+  static constexpr int kMI = kWarpM / 16;  // m16 fragments per warp
+  static constexpr int kNT = kWarpN / 8;   // n8 fragments per warp
+  static constexpr int kKB = BK / 32;      // 32-wide k blocks, each one 16-byte load a row
+  static_assert(BM % WM == 0 && BN % WN == 0 && kWarpM % 16 == 0, "warp tile: whole m16 fragments");
+  static_assert(kNT == 1 || kNT == 2 || kNT == 4, "warp tile N: 8, 16 or 32 (one store of 4 NT bytes)");
+  static_assert(BK % 32 == 0, "K is held in 32-wide blocks");
+};
+
+template <int kNT>
+struct PackedRow;  // 2 NT halfs of one C row, stored at once
+template <>
+struct PackedRow<1> { using T = uint32_t; };
+template <>
+struct PackedRow<2> { using T = uint2; };
+template <>
+struct PackedRow<4> { using T = uint4; };
+
+__device__ __forceinline__ uint32_t half2_bits(float lo, float hi) {
+  const __half2 h = __floats2half2_rn(lo, hi);
+  return *reinterpret_cast<const uint32_t*>(&h);
+}
+
+// A 16-byte global load the compiler keeps in program order (asm volatile, like the MMAs): left to
+// itself, nvcc sinks each load next to its first MMA to save registers, and the round trips of a
+// thread's loads then follow one another instead of overlapping.
+// Out of range (`ok` false), it reads `fallback` (any valid address) and yields zeros: no branch
+// around a load, which would pin it to its place.
+__device__ __forceinline__ uint4 load_16_in_order(const void* src, bool ok, const void* fallback) {
+  uint4 v;
+  asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(ok ? src : fallback));
+  return ok ? v : make_uint4(0, 0, 0, 0);
+}
+
+template <class S>
+__global__ void __launch_bounds__(S::kThreads) tiny_direct_kernel(const TinyParams p) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int warp_m = warp / (S::kBN / S::kWarpN), warp_n = warp % (S::kBN / S::kWarpN);
+  const int g = lane >> 2, t = lane & 3;
+  const int m_w = blockIdx.y * S::kBM + warp_m * S::kWarpM;
+  const int n_w = blockIdx.x * S::kBN + warp_n * S::kWarpN;
+  uint4 a[S::kMI][2][S::kKB];  // rows g and g + 8 of each m16 fragment
+  uint4 b[S::kNT][S::kKB];     // the column each n8 fragment gives this lane
+#pragma unroll
+  for (int kb = 0; kb < S::kKB; ++kb) {
+    const int k = kb * 32 + 8 * t;
+    const bool k_ok = k < p.K;  // K % 8 == 0: a chunk is wholly inside K or wholly past it
+#pragma unroll
+    for (int mi = 0; mi < S::kMI; ++mi)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int row = m_w + mi * 16 + h * 8 + g;
+        a[mi][h][kb] = load_16_in_order(p.A + (size_t)row * p.K + k, k_ok && row < p.M, p.A);
+      }
+#pragma unroll
+    for (int f = 0; f < S::kNT; ++f) {
+      const int col = n_w + 2 * S::kNT * (g >> 1) + 2 * f + (g & 1);
+      b[f][kb] = load_16_in_order(p.B + (size_t)col * p.K + k, k_ok && col < p.N, p.B);
+    }
+  }
+  float acc[S::kMI][S::kNT][4];
+#pragma unroll
+  for (int mi = 0; mi < S::kMI; ++mi)
+#pragma unroll
+    for (int f = 0; f < S::kNT; ++f)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[mi][f][e] = 0.f;
+#pragma unroll
+  for (int kb = 0; kb < S::kKB; ++kb)
+#pragma unroll
+    for (int j = 0; j < 2; ++j)
+#pragma unroll
+      for (int mi = 0; mi < S::kMI; ++mi) {
+        const uint4 lo = a[mi][0][kb], hi = a[mi][1][kb];
+        const uint32_t af[4] = {j ? lo.z : lo.x, j ? hi.z : hi.x, j ? lo.w : lo.y, j ? hi.w : hi.y};
+#pragma unroll
+        for (int f = 0; f < S::kNT; ++f) {
+          const uint4 bf = b[f][kb];
+          mma_16816(acc[mi][f], af, j ? bf.z : bf.x, j ? bf.w : bf.y);
+        }
+      }
+  const int col = n_w + 2 * S::kNT * t;  // N % 8 == 0: the 2 NT columns are wholly inside N or past it
+  if (col >= p.N) return;
+#pragma unroll
+  for (int mi = 0; mi < S::kMI; ++mi)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int row = m_w + mi * 16 + h * 8 + g;
+      if (row >= p.M) continue;
+      uint32_t words[S::kNT];
+#pragma unroll
+      for (int f = 0; f < S::kNT; ++f) words[f] = half2_bits(acc[mi][f][2 * h], acc[mi][f][2 * h + 1]);
+      using Row = typename PackedRow<S::kNT>::T;
+      *reinterpret_cast<Row*>(p.C + (size_t)row * p.N + col) = *reinterpret_cast<const Row*>(words);
+    }
+}
+
+template <class S>
+struct DirectEntry {
+  static int can_implement(int M, int N, int K, int raster, int swizzle, int decomp, int splits) {
+    if (int st = check_split_k_args(M, N, K, raster, swizzle, decomp, splits, S::kBM)) return st;
+    if (K > S::kBK || splits > 1) return kCannotImplement;  // all of K in registers, no split-K
+    return kOk;
+  }
+
+  static int workspace(int M, int N, int K, int raster, int swizzle, int decomp, int splits, size_t* bytes) {
+    if (!bytes) return kInvalidArgument;
+    if (int st = can_implement(M, N, K, raster, swizzle, decomp, splits)) return st;
+    *bytes = 0;
+    return kOk;
+  }
+
+  static int run(const void* A, const void* B, void* C, int M, int N, int K, int raster, int swizzle,
+                 int decomp, int splits, void* workspace, size_t workspace_bytes, cudaStream_t stream) {
+    (void)workspace;
+    (void)workspace_bytes;
+    if (int st = can_implement(M, N, K, raster, swizzle, decomp, splits)) return st;
+    if (!A || !B || !C) return kInvalidArgument;
+    if (((uintptr_t)A | (uintptr_t)B | (uintptr_t)C) % 16) return kCannotImplement;
+    TinyParams p;
+    p.A = static_cast<const __half*>(A);
+    p.B = static_cast<const __half*>(B);
+    p.C = static_cast<__half*>(C);
+    p.M = M;
+    p.N = N;
+    p.K = K;
+    p.k_tiles = 1;
+    p.splits = 1;
+    const dim3 grid((N + S::kBN - 1) / S::kBN, (M + S::kBM - 1) / S::kBM, 1);
+    return launch_split_k(tiny_direct_kernel<S>, grid, S::kThreads, 0, stream, p);
+  }
+};
+
 }  // namespace

@@ -1,0 +1,256 @@
+// The data movement every HGEMM must do, and nothing else, timed as harness 3 times a kernel
+// (issue 15: how far could any kernel get past the best baseline, per config, by measurement).
+//
+//   nvcc -O3 -std=c++17 -arch=sm_90a -o movement_floor movement_floor.cu -lcublas
+//   ./movement_floor CONFIGS [SAMPLES] > floor.csv        # CONFIGS: lines "M N K"
+//
+// Any HGEMM kernel launches, reads every byte of A (MxK) and B (KxN) from memory at least once,
+// and writes every byte of C (MxN) after reads it depends on. `move_uU` does exactly that and no
+// arithmetic: each thread loads U 16-byte chunks of A and B at once (coalesced, one round trip
+// each round), folds them with XOR, and stores its share of C's chunks from the folded value, so
+// every store waits for that thread's loads. Grid: enough 256-thread CTAs to give each thread U
+// chunks of max(A + B, C), at most 8 CTAs an SM (full occupancy), looping when more. The floor of
+// a config is the fastest of U = 1, 2, 4, 8: a relaxation of any GEMM (no K reduction, no math,
+// each byte read by one thread only), so no GEMM kernel of this rotation is expected below it.
+//   empty    the grid of move_u4 doing nothing: the launch floor;
+//   cublas   cublasGemmEx fp32 compute, default algorithm, row-major A and B (harness 3's
+//            cuBLAS-nn): this rotation beside the grid's, for the same config.
+//
+// Timing (SPEC section 7 device time, as harness 3): sets of A, B and C in one pool, as many as
+// span 2x the L2 (at least 2, at most 8192, at most half the free memory); one CUDA graph of one
+// call per set in order, replayed between two events; per call = elapsed / calls. One warm-up
+// replay, then SAMPLES replays (default 5) per implementation, implementations interleaved in
+// shuffled order each round; median, p10, p90 of the per-call times.
+// Checked (where A + B and C are each <= 64 MB): the XOR of all folded values equals the XOR of every 16-byte
+// chunk of set 0's A and B (every byte read once), and every chunk of C was written.
+#include <cublas_v2.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#define CK(x)                                                                   \
+  do {                                                                          \
+    cudaError_t e_ = (x);                                                       \
+    if (e_ != cudaSuccess) {                                                    \
+      fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
+      exit(1);                                                                  \
+    }                                                                           \
+  } while (0)
+
+constexpr int THREADS = 256;
+constexpr int CTAS_PER_SM = 8;  // 8 x 256 threads: an SM's 2048
+constexpr int MAX_CALLS = 8192;  // harness 3's rotation cap (db/shapes.py ROTATION_CAP)
+
+__device__ __forceinline__ uint4 fold(uint4 a, uint4 b) { return make_uint4(a.x ^ b.x, a.y ^ b.y, a.z ^ b.z, a.w ^ b.w); }
+
+// A and B chunks are one index space: [0, n_a) in A, [n_a, n_a + n_b) in B.
+template <int U>
+__global__ void __launch_bounds__(THREADS) move(const uint4* __restrict__ a, size_t n_a, const uint4* __restrict__ b,
+                                                size_t n_b, uint4* __restrict__ c, size_t n_c, unsigned* check) {
+  const size_t stride = (size_t)gridDim.x * THREADS;
+  const size_t first = (size_t)blockIdx.x * THREADS + threadIdx.x;
+  const size_t n_in = n_a + n_b;
+  uint4 x = make_uint4(0, 0, 0, 0);
+  for (size_t base = first; base < n_in; base += stride * U) {
+    uint4 v[U];
+#pragma unroll
+    for (int j = 0; j < U; ++j) {
+      const size_t i = base + j * stride;
+      const uint4* src = i < n_a ? a + i : b + (i - n_a);  // one load a chunk, A or B
+      v[j] = i < n_in ? *src : make_uint4(0, 0, 0, 0);
+    }
+#pragma unroll
+    for (int j = 0; j < U; ++j) x = fold(x, v[j]);
+  }
+  for (size_t i = first; i < n_c; i += stride) c[i] = fold(x, make_uint4((unsigned)i, 0, 0, 0));
+  if (check) {
+    atomicXor(check + 0, x.x);
+    atomicXor(check + 1, x.y);
+    atomicXor(check + 2, x.z);
+    atomicXor(check + 3, x.w);
+  }
+}
+
+__global__ void empty_kernel(const uint4*, size_t, const uint4*, size_t, uint4*, size_t, unsigned*) {}
+
+__global__ void fill(uint16_t* p, size_t n, unsigned seed) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+    unsigned x = (unsigned)i * 2654435761u ^ seed;
+    x ^= x >> 13;
+    x *= 0x5bd1e995u;
+    x ^= x >> 15;
+    // fp16 in [-1, 1): sign, exponent 0..14, random mantissa (no NaN/Inf for cuBLAS)
+    p[i] = (uint16_t)(((x >> 16) & 0x8000u) | ((x % 15u) << 10) | (x & 0x3ffu));
+  }
+}
+
+struct Config {
+  int m, n, k;
+};
+
+struct Pool {
+  size_t a_bytes, b_bytes, c_bytes, set_bytes;  // set_bytes: 256-byte aligned stride of one set
+  int sets;
+  char* base = nullptr;
+  const uint4* a(int s) const { return reinterpret_cast<const uint4*>(base + s * set_bytes); }
+  const uint4* b(int s) const { return reinterpret_cast<const uint4*>(base + s * set_bytes + a_bytes); }
+  uint4* c(int s) const { return reinterpret_cast<uint4*>(base + s * set_bytes + a_bytes + b_bytes); }
+};
+
+static size_t align256(size_t x) { return (x + 255) / 256 * 256; }
+
+struct Stats {
+  double median, p10, p90;
+};
+
+static Stats stats(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  auto at = [&](double q) { return v[std::min(v.size() - 1, (size_t)(q * (v.size() - 1) + 0.5))]; };
+  return {at(0.5), at(0.1), at(0.9)};
+}
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    fprintf(stderr, "usage: %s CONFIGS [SAMPLES]\n", argv[0]);
+    return 2;
+  }
+  const int samples = argc > 2 ? atoi(argv[2]) : 5;
+  std::vector<Config> configs;
+  {
+    FILE* f = fopen(argv[1], "r");
+    if (!f) {
+      fprintf(stderr, "cannot read %s\n", argv[1]);
+      return 2;
+    }
+    Config c;
+    while (fscanf(f, "%d %d %d", &c.m, &c.n, &c.k) == 3) configs.push_back(c);
+    fclose(f);
+  }
+  int l2 = 0, sms = 0;
+  CK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
+  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  cudaDeviceProp prop;
+  CK(cudaGetDeviceProperties(&prop, 0));
+  fprintf(stderr, "%s, %d SMs, L2 %d bytes, %zu configs\n", prop.name, sms, l2, configs.size());
+  cudaStream_t st;
+  CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  cublasHandle_t handle;
+  if (cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS) return 1;
+  cublasSetStream(handle, st);
+  unsigned* check;
+  CK(cudaMalloc(&check, 16));
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  std::mt19937 rng(0);
+  printf("gpu,m,n,k,sets,impl,grid,median_us,p10_us,p90_us,check\n");
+  for (const Config& cf : configs) {
+    Pool p;
+    p.a_bytes = align256(2ull * cf.m * cf.k);
+    p.b_bytes = align256(2ull * cf.k * cf.n);
+    p.c_bytes = align256(2ull * cf.m * cf.n);
+    p.set_bytes = p.a_bytes + p.b_bytes + p.c_bytes;
+    size_t free_b, total_b;
+    CK(cudaMemGetInfo(&free_b, &total_b));
+    const size_t wanted = std::max<size_t>(2, (2ull * l2 + p.set_bytes - 1) / p.set_bytes);
+    const size_t affordable = free_b / 2 / p.set_bytes;
+    p.sets = (int)std::max<size_t>(1, std::min<size_t>({wanted, affordable, (size_t)MAX_CALLS}));
+    CK(cudaMalloc(&p.base, p.set_bytes * p.sets));
+    fill<<<4 * sms, 256, 0, st>>>(reinterpret_cast<uint16_t*>(p.base), p.set_bytes * p.sets / 2, 12345u);
+    const size_t n_a = 2ull * cf.m * cf.k / 16, n_b = 2ull * cf.k * cf.n / 16, n_c = 2ull * cf.m * cf.n / 16;
+    const size_t work = std::max(n_a + n_b, n_c);
+    auto grid_for = [&](int u) {
+      const size_t want = (work + (size_t)THREADS * u - 1) / ((size_t)THREADS * u);
+      return (int)std::max<size_t>(1, std::min<size_t>(want, (size_t)CTAS_PER_SM * sms));
+    };
+    using Kernel = void (*)(const uint4*, size_t, const uint4*, size_t, uint4*, size_t, unsigned*);
+    struct Impl {
+      std::string name;
+      Kernel kernel;  // nullptr: cuBLAS
+      int grid;
+      std::vector<double> us;
+      cudaGraphExec_t exec = nullptr;
+    };
+    std::vector<Impl> impls = {{"move_u1", move<1>, grid_for(1), {}},  {"move_u2", move<2>, grid_for(2), {}},
+                               {"move_u4", move<4>, grid_for(4), {}},  {"move_u8", move<8>, grid_for(8), {}},
+                               {"empty", empty_kernel, grid_for(4), {}}, {"cublas", nullptr, 0, {}}};
+    const float one = 1.f, zero = 0.f;
+    auto call = [&](const Impl& im, int s, unsigned* chk) {
+      if (im.kernel) {
+        im.kernel<<<im.grid, THREADS, 0, st>>>(p.a(s), n_a, p.b(s), n_b, p.c(s), n_c, chk);
+      } else {  // row-major C = A B as column-major C^T = B^T A^T
+        cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, cf.n, cf.m, cf.k, &one, p.b(s), CUDA_R_16F, cf.n, p.a(s),
+                     CUDA_R_16F, cf.k, &zero, p.c(s), CUDA_R_16F, cf.n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+      }
+    };
+    // Check: every byte of A and B read once (XOR of the folds), every chunk of C written.
+    std::string checked = "skipped";
+    if (n_a + n_b <= (64u << 20) / 16 && n_c <= (64u << 20) / 16) {
+      std::vector<uint4> host(n_a + n_b);
+      CK(cudaMemcpyAsync(host.data(), p.a(0), n_a * 16, cudaMemcpyDeviceToHost, st));
+      CK(cudaMemcpyAsync(host.data() + n_a, p.b(0), n_b * 16, cudaMemcpyDeviceToHost, st));
+      CK(cudaStreamSynchronize(st));
+      uint4 want = make_uint4(0, 0, 0, 0);
+      for (const uint4& v : host) want = make_uint4(want.x ^ v.x, want.y ^ v.y, want.z ^ v.z, want.w ^ v.w);
+      bool ok = true;
+      for (int i = 0; i < 4; ++i) {
+        CK(cudaMemsetAsync(check, 0, 16, st));
+        CK(cudaMemsetAsync(p.c(0), 0xff, p.c_bytes, st));
+        call(impls[i], 0, check);
+        unsigned got[4];
+        CK(cudaMemcpyAsync(got, check, 16, cudaMemcpyDeviceToHost, st));
+        std::vector<uint16_t> c_host(n_c * 8);
+        CK(cudaMemcpyAsync(c_host.data(), p.c(0), n_c * 16, cudaMemcpyDeviceToHost, st));
+        CK(cudaStreamSynchronize(st));
+        ok = ok && got[0] == want.x && got[1] == want.y && got[2] == want.z && got[3] == want.w;
+        // A chunk left at 0xffff... everywhere was not written (a written one has its index folded in)
+        for (size_t q = 0; q < n_c && ok; ++q) {
+          const uint16_t* w = c_host.data() + q * 8;
+          ok = !std::all_of(w, w + 8, [](uint16_t h) { return h == 0xffff; });
+        }
+      }
+      checked = ok ? "ok" : "FAIL";
+    }
+    call(impls.back(), 0, nullptr);  // cuBLAS's lazy set-up outside the capture
+    CK(cudaStreamSynchronize(st));
+    for (Impl& im : impls) {
+      cudaGraph_t g;
+      CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
+      for (int s = 0; s < p.sets; ++s) call(im, s, nullptr);
+      CK(cudaStreamEndCapture(st, &g));
+      CK(cudaGraphInstantiate(&im.exec, g, 0));
+      CK(cudaGraphDestroy(g));
+      CK(cudaGraphLaunch(im.exec, st));  // warm-up
+    }
+    std::vector<int> order(impls.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = (int)i;
+    for (int round = 0; round < samples; ++round) {
+      std::shuffle(order.begin(), order.end(), rng);
+      for (int i : order) {
+        CK(cudaEventRecord(e0, st));
+        CK(cudaGraphLaunch(impls[i].exec, st));
+        CK(cudaEventRecord(e1, st));
+        CK(cudaEventSynchronize(e1));
+        float ms;
+        CK(cudaEventElapsedTime(&ms, e0, e1));
+        impls[i].us.push_back(ms * 1e3 / p.sets);
+      }
+    }
+    for (Impl& im : impls) {
+      const Stats s = stats(im.us);
+      printf("%s,%d,%d,%d,%d,%s,%d,%.4f,%.4f,%.4f,%s\n", prop.name, cf.m, cf.n, cf.k, p.sets, im.name.c_str(), im.grid,
+             s.median, s.p10, s.p90, im.kernel && im.kernel != empty_kernel ? checked.c_str() : "-");
+      CK(cudaGraphExecDestroy(im.exec));
+    }
+    fflush(stdout);
+    CK(cudaFree(p.base));
+  }
+  return 0;
+}
