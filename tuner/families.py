@@ -125,13 +125,15 @@ FAMILIES: dict[str, Family] = {
             render_tu=tiny.render_tu,
             sources=(tiny.PREAMBLE, tiny.SPLIT_K_CLUSTER, tiny.KERNEL_TEMPLATE, tiny.DIRECT_KERNEL_TEMPLATE),
             needs_cutlass=False,
-            size_limits="M up to 65535 tiles (grid y); A, B and C 16-byte aligned; a direct kernel "
-            "K up to its tile_k",
+            size_limits="M up to 65535 tiles (grid y); A, B and C 16-byte aligned; a direct or bulk "
+            "kernel K up to its tile_k",
             **{
                 **_CLUSTER_SPLIT_K,
-                # a register-direct kernel holds all of K: no split-K
+                # a register-direct or bulk-fed kernel holds all of K: no split-K
                 "decompositions": lambda params: (
-                    _DATA_PARALLEL if params.get("loads") == "direct" else (*_DATA_PARALLEL, _SPLIT_K)
+                    _DATA_PARALLEL
+                    if params.get("loads") in tiny.ONE_PASS_LOADS
+                    else (*_DATA_PARALLEL, _SPLIT_K)
                 ),
                 "kernel_limits": tiny.why_not_shape,
             },

@@ -35,6 +35,11 @@ Register-direct kernels (``loads="direct"``, K <= ``tile_k``, B K-major): no sha
 barrier; every thread loads its mma.sync fragments straight into registers, all of K in one round
 trip, through a K permutation (16-byte loads) and an N permutation (one 16-byte C store a row)
 that tiny_gemm.cuh describes; data parallel only (``decomposition`` 2 with ``splits`` 1).
+Bulk-fed kernels (``loads="bulk"``, the same limits): the direct kernels' fragments and stores,
+read from shared memory that one thread fills with bulk copies of the CTA's A and B panels (rows
+x K, contiguous) against one mbarrier: a tile's bytes move as a TMA kernel moves them, without a
+per-stage pipeline (benchmarks/tuner/movement_floor's ``bulk_`` rows: 0.2-0.3 us a call above the
+untiled floor at tiny shapes, where every tiny GEMM measured sits ~1 us above it).
 
 Layouts (SPEC section 4): A MxK row-major; B KxN row-major (``b_major='n'``, the user's ``b``) or
 column-major (``'k'``, SPEC's ``b_col_major``); C MxN row-major. Any M, N and K multiples of 8
@@ -71,8 +76,11 @@ MAX_THREADS = 512
 # fp32 accumulator registers per thread (warp tile / 32 lanes): above this the kernel spills.
 MAX_ACCUMULATORS = 128
 SMEM_PAD_HALFS = 8  # a 16-byte skew per shared-memory row: conflict-free ldmatrix without a swizzle
-# Register-direct kernels (loads = "direct"): all of K (up to tile_k) in registers, 16 bytes a load.
-LOADS: tuple[str, ...] = ("smem", "direct")
+# Register-direct kernels (loads = "direct"): all of K (up to tile_k) in registers, 16 bytes a load;
+# bulk-fed ones (loads = "bulk"): all of K in shared memory, fragments read from there the same way.
+LOADS: tuple[str, ...] = ("smem", "direct", "bulk")
+ONE_PASS_LOADS: tuple[str, ...] = ("direct", "bulk")  # all of K at once: K <= tile_k, no split-K
+BULK_TILE_KS: tuple[int, ...] = (64, 128, 256, 512)
 DIRECT_TILE_KS: tuple[int, ...] = (32, 64, 128, 256)
 DIRECT_WARP_NS: tuple[int, ...] = (8, 16, 32)  # one C store of 2 * warp tile N / 8 halfs a row
 # Fragment registers a thread may hold (A, B and the accumulators): ptxas keeps ~160 without spills
@@ -94,9 +102,10 @@ class TinyConfig(ConfigRecord):
     b_major: BMajor = "n"
     family: Literal["sm90_mma_tiny"] = "sm90_mma_tiny"
     # "smem": the cp.async / ldmatrix pipeline; "direct": no shared memory, fragments loaded into
-    # registers (K <= tile_k, B K-major; tiny_gemm.cuh says how). Left out of the dict when "smem",
-    # so every earlier kernel keeps its name and hash.
-    loads: Literal["smem", "direct"] = "smem"
+    # registers (K <= tile_k, B K-major; tiny_gemm.cuh says how); "bulk": the same fragments read
+    # from panels bulk-copied into shared memory. Left out of the dict when "smem", so every
+    # earlier kernel keeps its name and hash.
+    loads: Literal["smem", "direct", "bulk"] = "smem"
 
     def __post_init__(self) -> None:
         validate(self)
@@ -105,8 +114,8 @@ class TinyConfig(ConfigRecord):
     def name(self) -> str:
         """Stable identifier, a valid C identifier suffix (``l2x_gemm_<name>``)."""
         tile = f"{self.tile_m}x{self.tile_n}x{self.tile_k}_w{self.warps_m}x{self.warps_n}"
-        if self.loads == "direct":
-            return f"tinyd_{tile}_b{self.b_major}"
+        if self.loads in ONE_PASS_LOADS:
+            return f"tiny{self.loads[0]}_{tile}_b{self.b_major}"
         return f"tiny_{tile}_s{self.stages}_b{self.b_major}"
 
     def to_dict(self) -> dict[str, object]:
@@ -128,9 +137,12 @@ class TinyConfig(ConfigRecord):
         return 32 * self.warps_m * self.warps_n
 
     def smem_bytes(self) -> int:
-        """Dynamic shared memory of the pipeline: padded A and B tiles per stage (none: direct)."""
+        """Dynamic shared memory: padded A and B tiles per stage, the panels at K = tile_k (bulk), none
+        (direct)."""
         if self.loads == "direct":
             return 0
+        if self.loads == "bulk":
+            return (self.tile_m + self.tile_n) * self.tile_k * ELEM_BYTES
         a = self.tile_m * (self.tile_k + SMEM_PAD_HALFS)
         if self.b_major == "k":
             b = self.tile_n * (self.tile_k + SMEM_PAD_HALFS)
@@ -143,8 +155,8 @@ def validate(cfg: TinyConfig) -> None:
     """Raise :class:`ConfigError` for parameters the kernel template cannot instantiate."""
     if cfg.loads not in LOADS:
         raise ConfigError(f"loads must be one of {LOADS}, got {cfg.loads!r}")
-    if cfg.loads == "direct":
-        validate_direct(cfg)
+    if cfg.loads in ONE_PASS_LOADS:
+        validate_one_pass(cfg)
         return
     check_fields(
         cfg,
@@ -163,27 +175,34 @@ def validate(cfg: TinyConfig) -> None:
         raise ConfigError(
             f"warp tile N must be a multiple of 16: tile_n {cfg.tile_n} / warps_n {cfg.warps_n}"
         )
-    accumulators = cfg.tile_m * cfg.tile_n // cfg.threads
-    if accumulators > MAX_ACCUMULATORS:
-        raise ConfigError(f"{accumulators} fp32 accumulators per thread (max {MAX_ACCUMULATORS}): more warps")
+    check_accumulators(cfg)
     if not 2 <= cfg.stages <= 8:
         raise ConfigError(f"stages must be in 2..8, got {cfg.stages}")
     if cfg.smem_bytes() > SMEM_BYTES_SM90 - 1024:  # the kernel's static shared memory comes on top
         raise ConfigError(f"{cfg.stages} stages need {cfg.smem_bytes()} bytes of shared memory: does not fit")
 
 
-def validate_direct(cfg: TinyConfig) -> None:
-    """A register-direct kernel's limits (tiny_gemm.cuh's DirectShape asserts the same)."""
+def check_accumulators(cfg: TinyConfig) -> None:
+    accumulators = cfg.tile_m * cfg.tile_n // cfg.threads
+    if accumulators > MAX_ACCUMULATORS:
+        raise ConfigError(f"{accumulators} fp32 accumulators per thread (max {MAX_ACCUMULATORS}): more warps")
+
+
+def validate_one_pass(cfg: TinyConfig) -> None:
+    """A register-direct or bulk-fed kernel's limits (tiny_gemm.cuh's DirectShape and BulkEntry
+    assert the same)."""
+    kind = cfg.loads
+    tile_ks = DIRECT_TILE_KS if kind == "direct" else BULK_TILE_KS
     check_fields(
         cfg,
         TINY_FAMILY,
         ("tile_m", "tile_n", "tile_k", "warps_m", "warps_n", "stages"),
-        {"tile_m": TILE_MS, "tile_n": TILE_NS, "tile_k": DIRECT_TILE_KS},
+        {"tile_m": TILE_MS, "tile_n": TILE_NS, "tile_k": tile_ks},
     )
     if cfg.b_major != "k":
-        raise ConfigError("a direct kernel reads B K-major (b_col_major): b_major must be 'k'")
+        raise ConfigError(f"a {kind} kernel reads B K-major (b_col_major): b_major must be 'k'")
     if cfg.stages != DEFAULT_STAGES:
-        raise ConfigError(f"a direct kernel has no pipeline: stages must stay {DEFAULT_STAGES}")
+        raise ConfigError(f"a {kind} kernel has no pipeline: stages must stay {DEFAULT_STAGES}")
     if cfg.threads > MAX_THREADS:
         raise ConfigError(f"{cfg.warps_m}x{cfg.warps_n} warps exceed {MAX_THREADS} threads")
     if cfg.tile_m % (16 * cfg.warps_m):
@@ -194,6 +213,11 @@ def validate_direct(cfg: TinyConfig) -> None:
         raise ConfigError(
             f"warp tile N must be one of {DIRECT_WARP_NS}: tile_n {cfg.tile_n} / warps_n {cfg.warps_n}"
         )
+    if kind == "bulk":  # one k block of fragments at a time: the accumulators and the panels bound it
+        check_accumulators(cfg)
+        if cfg.smem_bytes() > SMEM_BYTES_SM90 - 1024:
+            raise ConfigError(f"panels of {cfg.smem_bytes()} bytes at K = {cfg.tile_k}: over shared memory")
+        return
     # 64K registers an SM share the CTA's threads (512 threads: 128 each), ~24 go to addresses
     most = min(MAX_DIRECT_REGISTERS, 65536 // cfg.threads - 24)
     if cfg.direct_registers() > most:
@@ -204,9 +228,11 @@ def validate_direct(cfg: TinyConfig) -> None:
 
 
 def why_not_shape(m: int, n: int, k: int, params: Mapping[str, Any] | None) -> str | None:
-    """What limits one kernel beyond the family's shape rule: a direct kernel holds all of K."""
-    if params and params.get("loads") == "direct" and k > int(params.get("tile_k") or 0):
-        return f"K must be at most {params.get('tile_k')} (a direct kernel holds all of K in registers)"
+    """What limits one kernel beyond the family's shape rule: a direct or bulk kernel holds all of K."""
+    loads = params.get("loads") if params else None
+    if loads in ONE_PASS_LOADS and k > int(params.get("tile_k") or 0):
+        where = "registers" if loads == "direct" else "shared memory"
+        return f"K must be at most {params.get('tile_k')} (a {loads} kernel holds all of K in {where})"
     return None
 
 
@@ -250,6 +276,7 @@ def tiny_catalog() -> list[TinyConfig]:
         TinyConfig(16, 64, 128, 1, 4, 6),
         TinyConfig(64, 64, 128, 2, 2, 6),
         *direct_catalog(),
+        *bulk_catalog(),
     ]
     names = [c.name for c in cat]
     assert len(set(names)) == len(names), "duplicate names in the tiny catalog"
@@ -283,6 +310,26 @@ def direct_catalog() -> list[TinyConfig]:
     ]
 
 
+def bulk_catalog() -> list[TinyConfig]:
+    """Bulk-fed kernels for K <= 512 (about 330 tiny grid configs): one CTA per tile, all of K in
+    shared memory. Tiles from the bulk movement's fastest at tiny shapes (H200, session 30:
+    32x32 at most configs, 64x128 and 128x128 where M x N is large), warp tiles 16x32 (one 16-byte
+    C store a row) but 32x32 at 128x128 (16 warps would take 512 threads); 16x32 for the fewest
+    bytes a CTA at 64^3. K up to 512 where the panels fit (128x128: 256)."""
+
+    def b(m: int, n: int, k: int, wm: int, wn: int) -> TinyConfig:
+        return TinyConfig(m, n, k, wm, wn, b_major="k", loads="bulk")
+
+    return [
+        b(16, 32, 512, 1, 1),
+        b(32, 32, 512, 2, 1),
+        b(32, 64, 512, 2, 2),
+        b(64, 64, 512, 4, 2),
+        b(64, 128, 512, 4, 4),
+        b(128, 128, 256, 4, 4),
+    ]
+
+
 # ---------------------------------------------------------------------------- CUDA source
 
 PREAMBLE = "tuner/csrc/tiny_gemm.cuh"
@@ -301,8 +348,9 @@ def render_kernel(cfg: TinyConfig) -> str:
         warps_m=cfg.warps_m,
         warps_n=cfg.warps_n,
     )
-    if cfg.loads == "direct":
-        return render(DIRECT_KERNEL_TEMPLATE, **tile) + entry_points(cfg.name)
+    if cfg.loads in ONE_PASS_LOADS:
+        entry = "DirectEntry" if cfg.loads == "direct" else "BulkEntry"
+        return render(DIRECT_KERNEL_TEMPLATE, entry=entry, **tile) + entry_points(cfg.name)
     b_k_major = "true" if cfg.b_major == "k" else "false"
     return render(KERNEL_TEMPLATE, stages=cfg.stages, b_k_major=b_k_major, **tile) + entry_points(cfg.name)
 

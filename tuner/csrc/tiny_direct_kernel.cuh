@@ -2,5 +2,5 @@
 // ---- ${name} ----
 namespace l2x_${name} {
 using Shape = DirectShape<${tile_m}, ${tile_n}, ${tile_k}, ${warps_m}, ${warps_n}>;
-using E = DirectEntry<Shape>;
+using E = ${entry}<Shape>;
 }  // namespace l2x_${name}

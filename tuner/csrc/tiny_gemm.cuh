@@ -263,18 +263,38 @@ __global__ void __launch_bounds__(S::kThreads) tiny_gemm_kernel(const TinyParams
   }
 }
 
-template <class S, bool kBKMajor>
-struct TinyEntry {
-  static int can_implement(int M, int N, int K, int raster, int swizzle, int decomp, int splits) {
-    if (int st = check_split_k_args(M, N, K, raster, swizzle, decomp, splits, S::kBM)) return st;
-    if (decomp == 2 && splits > 1 && S::kSmemSplitBytes > kMaxSmemBytes) return kCannotImplement;
+// What the entry points of both tiny kernel kinds share (CRTP: Entry supplies can_implement): no
+// workspace (split-K reduces in distributed shared memory), and a launch's argument checks.
+template <class Entry>
+struct TinyEntryBase {
+  static int workspace(int M, int N, int K, int raster, int swizzle, int decomp, int splits, size_t* bytes) {
+    if (!bytes) return kInvalidArgument;
+    if (int st = Entry::can_implement(M, N, K, raster, swizzle, decomp, splits)) return st;
+    *bytes = 0;
     return kOk;
   }
 
-  static int workspace(int M, int N, int K, int raster, int swizzle, int decomp, int splits, size_t* bytes) {
-    if (!bytes) return kInvalidArgument;
-    if (int st = can_implement(M, N, K, raster, swizzle, decomp, splits)) return st;
-    *bytes = 0;  // split-K reduces in distributed shared memory
+  // The checks every launch makes, then the parameters but the K tiling and the split count.
+  static int params(const void* A, const void* B, void* C, int M, int N, int K, int raster, int swizzle, int decomp,
+                    int splits, TinyParams& p) {
+    if (int st = Entry::can_implement(M, N, K, raster, swizzle, decomp, splits)) return st;
+    if (!A || !B || !C) return kInvalidArgument;
+    if (((uintptr_t)A | (uintptr_t)B | (uintptr_t)C) % 16) return kCannotImplement;
+    p.A = static_cast<const __half*>(A);
+    p.B = static_cast<const __half*>(B);
+    p.C = static_cast<__half*>(C);
+    p.M = M;
+    p.N = N;
+    p.K = K;
+    return kOk;
+  }
+};
+
+template <class S, bool kBKMajor>
+struct TinyEntry : TinyEntryBase<TinyEntry<S, kBKMajor>> {
+  static int can_implement(int M, int N, int K, int raster, int swizzle, int decomp, int splits) {
+    if (int st = check_split_k_args(M, N, K, raster, swizzle, decomp, splits, S::kBM)) return st;
+    if (decomp == 2 && splits > 1 && S::kSmemSplitBytes > kMaxSmemBytes) return kCannotImplement;
     return kOk;
   }
 
@@ -282,18 +302,10 @@ struct TinyEntry {
                  int decomp, int splits, void* workspace, size_t workspace_bytes, cudaStream_t stream) {
     (void)workspace;
     (void)workspace_bytes;
-    if (int st = can_implement(M, N, K, raster, swizzle, decomp, splits)) return st;
-    if (!A || !B || !C) return kInvalidArgument;
-    if (((uintptr_t)A | (uintptr_t)B | (uintptr_t)C) % 16) return kCannotImplement;
+    TinyParams p;
+    if (int st = TinyEntry::params(A, B, C, M, N, K, raster, swizzle, decomp, splits, p)) return st;
     static std::atomic<unsigned long long> opted_in{0};
     if (int st = opt_in_once(opted_in, tiny_gemm_kernel<S, kBKMajor>, S::kSmemSplitBytes)) return st;
-    TinyParams p;
-    p.A = static_cast<const __half*>(A);
-    p.B = static_cast<const __half*>(B);
-    p.C = static_cast<__half*>(C);
-    p.M = M;
-    p.N = N;
-    p.K = K;
     p.k_tiles = (K + S::kBK - 1) / S::kBK;
     p.splits = effective_splits(K, S::kBK, decomp, splits);
     const dim3 grid((N + S::kBN - 1) / S::kBN, (M + S::kBM - 1) / S::kBM, p.splits);
@@ -354,60 +366,47 @@ __device__ __forceinline__ uint4 load_16_in_order(const void* src, bool ok, cons
   return ok ? v : make_uint4(0, 0, 0, 0);
 }
 
+// Where a lane's fragments sit in its warp's tile: the A row of m16 fragment mi's half h (rows g
+// and g + 8), and the B column (a row of B's N x K storage) n8 fragment f gives it (the N permutation).
 template <class S>
-__global__ void __launch_bounds__(S::kThreads) tiny_direct_kernel(const TinyParams p) {
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int warp_m = warp / (S::kBN / S::kWarpN), warp_n = warp % (S::kBN / S::kWarpN);
-  const int g = lane >> 2, t = lane & 3;
-  const int m_w = blockIdx.y * S::kBM + warp_m * S::kWarpM;
-  const int n_w = blockIdx.x * S::kBN + warp_n * S::kWarpN;
-  uint4 a[S::kMI][2][S::kKB];  // rows g and g + 8 of each m16 fragment
-  uint4 b[S::kNT][S::kKB];     // the column each n8 fragment gives this lane
+__device__ __forceinline__ int fragment_row(int mi, int h, int g) {
+  return mi * 16 + h * 8 + g;
+}
+template <class S>
+__device__ __forceinline__ int fragment_col(int f, int g) {
+  return 2 * S::kNT * (g >> 1) + 2 * f + (g & 1);
+}
+
+// The MMAs of one 32-wide k block from fragments in the K permutation (a: rows g and g + 8 of
+// each m16 fragment, b: the column each n8 fragment gives this lane; .x/.y feed step 0, .z/.w 1).
+template <class S>
+__device__ __forceinline__ void permuted_mma_block(float (&acc)[S::kMI][S::kNT][4], const uint4 (&a)[S::kMI][2],
+                                                   const uint4 (&b)[S::kNT]) {
 #pragma unroll
-  for (int kb = 0; kb < S::kKB; ++kb) {
-    const int k = kb * 32 + 8 * t;
-    const bool k_ok = k < p.K;  // K % 8 == 0: a chunk is wholly inside K or wholly past it
+  for (int j = 0; j < 2; ++j)
 #pragma unroll
-    for (int mi = 0; mi < S::kMI; ++mi)
+    for (int mi = 0; mi < S::kMI; ++mi) {
+      const uint4 lo = a[mi][0], hi = a[mi][1];
+      const uint32_t af[4] = {j ? lo.z : lo.x, j ? hi.z : hi.x, j ? lo.w : lo.y, j ? hi.w : hi.y};
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int row = m_w + mi * 16 + h * 8 + g;
-        a[mi][h][kb] = load_16_in_order(p.A + (size_t)row * p.K + k, k_ok && row < p.M, p.A);
+      for (int f = 0; f < S::kNT; ++f) {
+        const uint4 bf = b[f];
+        mma_16816(acc[mi][f], af, j ? bf.z : bf.x, j ? bf.w : bf.y);
       }
-#pragma unroll
-    for (int f = 0; f < S::kNT; ++f) {
-      const int col = n_w + 2 * S::kNT * (g >> 1) + 2 * f + (g & 1);
-      b[f][kb] = load_16_in_order(p.B + (size_t)col * p.K + k, k_ok && col < p.N, p.B);
     }
-  }
-  float acc[S::kMI][S::kNT][4];
-#pragma unroll
-  for (int mi = 0; mi < S::kMI; ++mi)
-#pragma unroll
-    for (int f = 0; f < S::kNT; ++f)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) acc[mi][f][e] = 0.f;
-#pragma unroll
-  for (int kb = 0; kb < S::kKB; ++kb)
-#pragma unroll
-    for (int j = 0; j < 2; ++j)
-#pragma unroll
-      for (int mi = 0; mi < S::kMI; ++mi) {
-        const uint4 lo = a[mi][0][kb], hi = a[mi][1][kb];
-        const uint32_t af[4] = {j ? lo.z : lo.x, j ? hi.z : hi.x, j ? lo.w : lo.y, j ? hi.w : hi.y};
-#pragma unroll
-        for (int f = 0; f < S::kNT; ++f) {
-          const uint4 bf = b[f][kb];
-          mma_16816(acc[mi][f], af, j ? bf.z : bf.x, j ? bf.w : bf.y);
-        }
-      }
+}
+
+// A warp's accumulators to C in the N permutation: a lane's 2 NT columns of a row in one store.
+template <class S>
+__device__ __forceinline__ void store_permuted(const TinyParams& p, const float (&acc)[S::kMI][S::kNT][4], int m_w,
+                                               int n_w, int g, int t) {
   const int col = n_w + 2 * S::kNT * t;  // N % 8 == 0: the 2 NT columns are wholly inside N or past it
   if (col >= p.N) return;
 #pragma unroll
   for (int mi = 0; mi < S::kMI; ++mi)
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const int row = m_w + mi * 16 + h * 8 + g;
+      const int row = m_w + fragment_row<S>(mi, h, g);
       if (row >= p.M) continue;
       uint32_t words[S::kNT];
 #pragma unroll
@@ -418,17 +417,42 @@ __global__ void __launch_bounds__(S::kThreads) tiny_direct_kernel(const TinyPara
 }
 
 template <class S>
-struct DirectEntry {
+__global__ void __launch_bounds__(S::kThreads) tiny_direct_kernel(const TinyParams p) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int warp_m = warp / (S::kBN / S::kWarpN), warp_n = warp % (S::kBN / S::kWarpN);
+  const int g = lane >> 2, t = lane & 3;
+  const int m_w = blockIdx.y * S::kBM + warp_m * S::kWarpM;
+  const int n_w = blockIdx.x * S::kBN + warp_n * S::kWarpN;
+  uint4 a[S::kKB][S::kMI][2];  // rows g and g + 8 of each m16 fragment
+  uint4 b[S::kKB][S::kNT];     // the column each n8 fragment gives this lane
+#pragma unroll
+  for (int kb = 0; kb < S::kKB; ++kb) {
+    const int k = kb * 32 + 8 * t;
+    const bool k_ok = k < p.K;  // K % 8 == 0: a chunk is wholly inside K or wholly past it
+#pragma unroll
+    for (int mi = 0; mi < S::kMI; ++mi)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int row = m_w + fragment_row<S>(mi, h, g);
+        a[kb][mi][h] = load_16_in_order(p.A + (size_t)row * p.K + k, k_ok && row < p.M, p.A);
+      }
+#pragma unroll
+    for (int f = 0; f < S::kNT; ++f) {
+      const int col = n_w + fragment_col<S>(f, g);
+      b[kb][f] = load_16_in_order(p.B + (size_t)col * p.K + k, k_ok && col < p.N, p.B);
+    }
+  }
+  float acc[S::kMI][S::kNT][4] = {};
+#pragma unroll
+  for (int kb = 0; kb < S::kKB; ++kb) permuted_mma_block<S>(acc, a[kb], b[kb]);
+  store_permuted<S>(p, acc, m_w, n_w, g, t);
+}
+
+template <class S>
+struct DirectEntry : TinyEntryBase<DirectEntry<S>> {
   static int can_implement(int M, int N, int K, int raster, int swizzle, int decomp, int splits) {
     if (int st = check_split_k_args(M, N, K, raster, swizzle, decomp, splits, S::kBM)) return st;
     if (K > S::kBK || splits > 1) return kCannotImplement;  // all of K in registers, no split-K
-    return kOk;
-  }
-
-  static int workspace(int M, int N, int K, int raster, int swizzle, int decomp, int splits, size_t* bytes) {
-    if (!bytes) return kInvalidArgument;
-    if (int st = can_implement(M, N, K, raster, swizzle, decomp, splits)) return st;
-    *bytes = 0;
     return kOk;
   }
 
@@ -436,20 +460,114 @@ struct DirectEntry {
                  int decomp, int splits, void* workspace, size_t workspace_bytes, cudaStream_t stream) {
     (void)workspace;
     (void)workspace_bytes;
-    if (int st = can_implement(M, N, K, raster, swizzle, decomp, splits)) return st;
-    if (!A || !B || !C) return kInvalidArgument;
-    if (((uintptr_t)A | (uintptr_t)B | (uintptr_t)C) % 16) return kCannotImplement;
     TinyParams p;
-    p.A = static_cast<const __half*>(A);
-    p.B = static_cast<const __half*>(B);
-    p.C = static_cast<__half*>(C);
-    p.M = M;
-    p.N = N;
-    p.K = K;
+    if (int st = DirectEntry::params(A, B, C, M, N, K, raster, swizzle, decomp, splits, p)) return st;
     p.k_tiles = 1;
     p.splits = 1;
     const dim3 grid((N + S::kBN - 1) / S::kBN, (M + S::kBM - 1) / S::kBM, 1);
     return launch_split_k(tiny_direct_kernel<S>, grid, S::kThreads, 0, stream, p);
+  }
+};
+
+// ---- Bulk-fed kernels (TinyConfig.loads = "bulk"): K <= BK, B column-major (N x K) ----
+// The direct kernels' fragments and stores, fed from shared memory: one thread brings the CTA's A
+// rows and B rows (each a contiguous panel of rows x K) in with bulk copies (the non-tensor TMA)
+// against one mbarrier, every thread waits for it, then reads its fragments 16 bytes at a time in
+// the K permutation. Why (benchmarks/tuner/movement_floor, H200): moving a tiny tile's bytes this
+// way costs 0.2-0.3 us a call above the untiled floor where loads through L1 (the direct kernels)
+// or per-stage TMA pipelines and barriers (our picks, cuBLAS) put every tiny GEMM ~1 us above it.
+// The panels are unpadded (rows K * 2 bytes apart: a warp's 16-byte reads of eight rows meet in
+// the same banks, two wavefronts where one would do); rows past M or N hold stale shared memory,
+// which reaches only C rows and columns that are not stored; k chunks past K read as zeros.
+constexpr uint32_t kBulkPiece = 16 << 10;  // bytes a bulk copy
+
+__device__ __forceinline__ void bulk_panel(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar) {
+  for (uint32_t off = 0; off < bytes; off += kBulkPiece) {
+    const uint32_t piece = bytes - off < kBulkPiece ? bytes - off : kBulkPiece;
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
+                     dst + off),
+                 "l"(static_cast<const char*>(src) + off), "r"(piece), "r"(bar)
+                 : "memory");
+  }
+}
+
+__device__ __forceinline__ void wait_landed(uint32_t bar) {
+  uint32_t done = 0;
+  while (!done)
+    asm volatile(
+        "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0;\n selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(bar)
+        : "memory");
+}
+
+// One 16-byte chunk of a panel (rows `pitch` halfs apart) or zeros past K.
+__device__ __forceinline__ uint4 panel_chunk(const __half* panel, int row, int pitch, int k) {
+  return k < pitch ? *reinterpret_cast<const uint4*>(panel + row * pitch + k) : make_uint4(0, 0, 0, 0);
+}
+
+template <class S>
+__global__ void __launch_bounds__(S::kThreads) tiny_bulk_kernel(const TinyParams p) {
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  __shared__ __align__(8) uint64_t landed;
+  const __half* const sA = reinterpret_cast<const __half*>(smem_raw);  // kBM rows x K
+  const __half* const sB = sA + S::kBM * p.K;                          // kBN rows x K
+  const int m0 = blockIdx.y * S::kBM, n0 = blockIdx.x * S::kBN;
+  const uint32_t bar = smem_u32(&landed);
+  if (threadIdx.x == 0) {
+    const uint32_t a_bytes = min(S::kBM, p.M - m0) * p.K * 2, b_bytes = min(S::kBN, p.N - n0) * p.K * 2;
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(bar));
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");  // visible to the copies
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(a_bytes + b_bytes)
+                 : "memory");
+    bulk_panel(smem_u32(sA), p.A + (size_t)m0 * p.K, a_bytes, bar);
+    bulk_panel(smem_u32(sB), p.B + (size_t)n0 * p.K, b_bytes, bar);
+  }
+  __syncthreads();  // the barrier is initialised before anyone waits on it
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int warp_m = warp / (S::kBN / S::kWarpN), warp_n = warp % (S::kBN / S::kWarpN);
+  const int g = lane >> 2, t = lane & 3;
+  wait_landed(bar);
+  float acc[S::kMI][S::kNT][4] = {};
+#pragma unroll
+  for (int kb = 0; kb < S::kKB; ++kb) {
+    if (kb * 32 >= p.K) break;
+    const int k = kb * 32 + 8 * t;
+    uint4 a[S::kMI][2], b[S::kNT];
+#pragma unroll
+    for (int mi = 0; mi < S::kMI; ++mi)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) a[mi][h] = panel_chunk(sA, warp_m * S::kWarpM + fragment_row<S>(mi, h, g), p.K, k);
+#pragma unroll
+    for (int f = 0; f < S::kNT; ++f) b[f] = panel_chunk(sB, warp_n * S::kWarpN + fragment_col<S>(f, g), p.K, k);
+    permuted_mma_block<S>(acc, a, b);
+  }
+  store_permuted<S>(p, acc, m0 + warp_m * S::kWarpM, n0 + warp_n * S::kWarpN, g, t);
+}
+
+template <class S>
+struct BulkEntry : TinyEntryBase<BulkEntry<S>> {
+  static constexpr int kMaxSmemBytesUsed = (S::kBM + S::kBN) * S::kBK * 2;  // the panels at K = BK
+  static_assert(kMaxSmemBytesUsed <= kMaxSmemBytes - 1024, "the panels must fit shared memory");
+
+  static int can_implement(int M, int N, int K, int raster, int swizzle, int decomp, int splits) {
+    if (int st = check_split_k_args(M, N, K, raster, swizzle, decomp, splits, S::kBM)) return st;
+    if (K > S::kBK || splits > 1) return kCannotImplement;  // all of K in shared memory, no split-K
+    return kOk;
+  }
+
+  static int run(const void* A, const void* B, void* C, int M, int N, int K, int raster, int swizzle,
+                 int decomp, int splits, void* workspace, size_t workspace_bytes, cudaStream_t stream) {
+    (void)workspace;
+    (void)workspace_bytes;
+    TinyParams p;
+    if (int st = BulkEntry::params(A, B, C, M, N, K, raster, swizzle, decomp, splits, p)) return st;
+    static std::atomic<unsigned long long> opted_in{0};
+    if (int st = opt_in_once(opted_in, tiny_bulk_kernel<S>, kMaxSmemBytesUsed)) return st;
+    p.k_tiles = 1;
+    p.splits = 1;
+    const dim3 grid((N + S::kBN - 1) / S::kBN, (M + S::kBM - 1) / S::kBM, 1);
+    return launch_split_k(tiny_bulk_kernel<S>, grid, S::kThreads, (S::kBM + S::kBN) * K * 2, stream, p);
   }
 };
 

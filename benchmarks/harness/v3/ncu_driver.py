@@ -18,13 +18,14 @@ A config may name cuBLASLt heuristic candidates to profile beside them, as ``M_N
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 import torch
 from cuda_l2_explorer.tuner.native import TunerLibrary, Variant
 from cuda_l2_explorer.tuner.search_worker import library_kernel_fn
 
-CALLS = 3
+CALLS = int(os.environ.get("NCU_CALLS", "3"))  # fewer for a wide probe: each profiled call costs seconds
 
 
 def parse_config(word: str) -> tuple[tuple[int, int, int], list[tuple[str, int]]]:

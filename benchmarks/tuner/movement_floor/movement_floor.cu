@@ -15,6 +15,13 @@
 //   empty    the grid of move_u4 doing nothing: the launch floor;
 //   cublas   cublasGemmEx fp32 compute, default algorithm, row-major A and B (harness 3's
 //            cuBLAS-nn): this rotation beside the grid's, for the same config.
+//   tile_TMxTN        the movement of a GEMM tiled TM x TN (tile_move below): 16-byte loads
+//                     through L1, TILE_LOADS in flight a thread;
+//   bulk_TMxTN        the same tile's bytes by bulk copies into shared memory (bulk_tile_move);
+//   move_pdl_uU, empty_pdl   move_uU and the empty kernel launched as programmatic dependents
+//                     (PDL: griddepcontrol.wait before any memory access), back to back;
+//   cublas+move_u1, cublas+move_pdl_u1   each call cuBLAS then the move, without and with PDL:
+//                     what PDL hides behind a predecessor that does not trigger early.
 //
 // Timing (SPEC section 7 device time, as harness 3): sets of A, B and C in one pool, as many as
 // span 2x the L2 (at least 2, at most 8192, at most half the free memory); one CUDA graph of one
@@ -51,9 +58,12 @@ constexpr int MAX_CALLS = 8192;  // harness 3's rotation cap (db/shapes.py ROTAT
 __device__ __forceinline__ uint4 fold(uint4 a, uint4 b) { return make_uint4(a.x ^ b.x, a.y ^ b.y, a.z ^ b.z, a.w ^ b.w); }
 
 // A and B chunks are one index space: [0, n_a) in A, [n_a, n_a + n_b) in B.
-template <int U>
+// kWait: launched as a programmatic dependent (PDL): the launch and the index set-up may overlap the
+// previous kernel's tail; griddepcontrol.wait holds every memory access until that kernel is done.
+template <int U, bool kWait = false>
 __global__ void __launch_bounds__(THREADS) move(const uint4* __restrict__ a, size_t n_a, const uint4* __restrict__ b,
                                                 size_t n_b, uint4* __restrict__ c, size_t n_c, unsigned* check) {
+  if constexpr (kWait) asm volatile("griddepcontrol.wait;\n" ::: "memory");
   const size_t stride = (size_t)gridDim.x * THREADS;
   const size_t first = (size_t)blockIdx.x * THREADS + threadIdx.x;
   const size_t n_in = n_a + n_b;
@@ -78,7 +88,89 @@ __global__ void __launch_bounds__(THREADS) move(const uint4* __restrict__ a, siz
   }
 }
 
+// The movement of a tiled GEMM (a tighter floor for one tiling): CTA (y, x) owns C's TM x TN tile at
+// (y TM, x TN) and reads what a GEMM CTA of that tile must have, A's TM rows and B's TN rows (B
+// stored N x K, K contiguous, as the tiny kernels read it), 16-byte chunks, TILE_LOADS at once a
+// thread; folds them and writes its tile of C from the fold. A and B bytes are read N / TN and
+// M / TM times (from L2 after the first), as a GEMM of that tile reads them; no math.
+constexpr int TILE_THREADS = 128;
+constexpr int TILE_LOADS = 16;
+
+__global__ void __launch_bounds__(TILE_THREADS) tile_move(const uint4* __restrict__ a, const uint4* __restrict__ b,
+                                                     uint4* __restrict__ c, int n, int k, int tm, int tn) {
+  const size_t kc = k / 8, m0 = (size_t)blockIdx.y * tm, n0 = (size_t)blockIdx.x * tn;
+  const int chunks_a = tm * (int)kc, total = (tm + tn) * (int)kc;
+  const uint4* const a_rows = a + m0 * kc;
+  const uint4* const b_rows = b + n0 * kc - chunks_a;  // chunk i >= chunks_a is B's chunk i - chunks_a
+  uint4 x = make_uint4(0, 0, 0, 0);
+  for (int base = threadIdx.x; base < total; base += TILE_THREADS * TILE_LOADS) {
+    uint4 v[TILE_LOADS];
+#pragma unroll
+    for (int j = 0; j < TILE_LOADS; ++j) {
+      const int i = base + j * TILE_THREADS;
+      v[j] = i < total ? (i < chunks_a ? a_rows : b_rows)[i] : make_uint4(0, 0, 0, 0);
+    }
+#pragma unroll
+    for (int j = 0; j < TILE_LOADS; ++j) x = fold(x, v[j]);
+  }
+  const int cc = tn / 8;
+  for (int i = threadIdx.x; i < tm * cc; i += TILE_THREADS)
+    c[(m0 + i / cc) * (n / 8) + n0 / 8 + i % cc] = fold(x, make_uint4((unsigned)i, 0, 0, 0));
+}
+constexpr int TILES[][2] = {{32, 32}, {32, 64}, {64, 64}, {64, 128}, {128, 128}};
+
+// The same tile's movement as a TMA-fed kernel makes it: one thread issues bulk copies (the
+// non-tensor TMA, cp.async.bulk, BULK_PIECE bytes each) of the tile's A rows and B rows (each a
+// contiguous panel) into shared memory against one mbarrier; every thread waits for the barrier,
+// folds one chunk of what landed and writes its share of C. C waits for all of the tile's bytes;
+// nothing reads them again (a wgmma reads shared memory at its own rate): a lower bound for a
+// one-stage TMA tile kernel. Tiles whose panels exceed BULK_SMEM are skipped.
+constexpr int BULK_PIECE = 16 << 10;
+constexpr int BULK_SMEM = 200 << 10;
+
+__global__ void __launch_bounds__(TILE_THREADS) bulk_tile_move(const uint4* __restrict__ a, const uint4* __restrict__ b,
+                                                          uint4* __restrict__ c, int n, int k, int tm, int tn) {
+  extern __shared__ __align__(128) uint4 panels[];
+  __shared__ __align__(8) uint64_t landed;
+  const size_t kc = k / 8, m0 = (size_t)blockIdx.y * tm, n0 = (size_t)blockIdx.x * tn;
+  const uint32_t bar = (uint32_t)__cvta_generic_to_shared(&landed);
+  const uint32_t a_bytes = tm * k * 2, b_bytes = tn * k * 2;
+  if (threadIdx.x == 0) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(bar));
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(a_bytes + b_bytes)
+                 : "memory");
+    const char* srcs[2] = {reinterpret_cast<const char*>(a + m0 * kc), reinterpret_cast<const char*>(b + n0 * kc)};
+    const uint32_t sizes[2] = {a_bytes, b_bytes};
+    uint32_t dst = (uint32_t)__cvta_generic_to_shared(panels);
+    for (int p = 0; p < 2; ++p)
+      for (uint32_t off = 0; off < sizes[p]; off += BULK_PIECE) {
+        const uint32_t piece = sizes[p] - off < BULK_PIECE ? sizes[p] - off : BULK_PIECE;
+        asm volatile(
+            "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
+            "l"(srcs[p] + off), "r"(piece), "r"(bar)
+            : "memory");
+        dst += piece;
+      }
+  }
+  __syncthreads();  // the barrier is initialised before anyone waits on it
+  uint32_t done = 0;
+  while (!done)
+    asm volatile(
+        "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0;\n selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(bar)
+        : "memory");
+  const uint4 x = panels[threadIdx.x];
+  const int cc = tn / 8;
+  for (int i = threadIdx.x; i < tm * cc; i += TILE_THREADS)
+    c[(m0 + i / cc) * (n / 8) + n0 / 8 + i % cc] = fold(x, make_uint4((unsigned)i, 0, 0, 0));
+}
+
 __global__ void empty_kernel(const uint4*, size_t, const uint4*, size_t, uint4*, size_t, unsigned*) {}
+__global__ void empty_pdl(const uint4*, size_t, const uint4*, size_t, uint4*, size_t, unsigned*) {
+  asm volatile("griddepcontrol.wait;\n" ::: "memory");
+}
 
 __global__ void fill(uint16_t* p, size_t n, unsigned seed) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
@@ -139,6 +231,7 @@ int main(int argc, char** argv) {
   cudaDeviceProp prop;
   CK(cudaGetDeviceProperties(&prop, 0));
   fprintf(stderr, "%s, %d SMs, L2 %d bytes, %zu configs\n", prop.name, sms, l2, configs.size());
+  CK(cudaFuncSetAttribute(bulk_tile_move, cudaFuncAttributeMaxDynamicSharedMemorySize, BULK_SMEM));
   cudaStream_t st;
   CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
   cublasHandle_t handle;
@@ -173,24 +266,77 @@ int main(int argc, char** argv) {
     using Kernel = void (*)(const uint4*, size_t, const uint4*, size_t, uint4*, size_t, unsigned*);
     struct Impl {
       std::string name;
-      Kernel kernel;  // nullptr: cuBLAS
+      Kernel kernel;  // nullptr: cuBLAS, or a tiled movement (tile_m > 0)
       int grid;
       std::vector<double> us;
       cudaGraphExec_t exec = nullptr;
+      int tile_m = 0, tile_n = 0;
+      bool pdl = false;           // launched as a programmatic dependent of the call before it
+      bool after_cublas = false;  // each call is cuBLAS's GEMM, then this kernel: a predecessor that
+                                  // does not trigger its dependents early, as in a model
+      bool moves = true;          // writes every chunk of C (checked)
+      bool bulk = false;          // a tiled movement by bulk copies (bulk_tile_move)
     };
     std::vector<Impl> impls = {{"move_u1", move<1>, grid_for(1), {}},  {"move_u2", move<2>, grid_for(2), {}},
                                {"move_u4", move<4>, grid_for(4), {}},  {"move_u8", move<8>, grid_for(8), {}},
-                               {"empty", empty_kernel, grid_for(4), {}}, {"cublas", nullptr, 0, {}}};
+                               {"empty", empty_kernel, grid_for(4), {}}};
+    impls.back().moves = false;
+    // What programmatic dependent launch hides when a tiny kernel follows another: its launch and
+    // CTA start-up overlap the previous kernel's tail (no early trigger: the implicit one at exit).
+    impls.push_back({"move_pdl_u1", move<1, true>, grid_for(1), {}});
+    impls.push_back({"move_pdl_u4", move<4, true>, grid_for(4), {}});
+    impls.push_back({"empty_pdl", empty_pdl, grid_for(4), {}});
+    for (size_t i = impls.size() - 3; i < impls.size(); ++i) impls[i].pdl = true;
+    impls.back().moves = false;
+    const size_t untiled = impls.size();
+    for (const auto& t : TILES)
+      if (cf.m % t[0] == 0 && cf.n % t[1] == 0) {
+        const std::string tile = std::to_string(t[0]) + "x" + std::to_string(t[1]);
+        const int ctas = (cf.m / t[0]) * (cf.n / t[1]);
+        impls.push_back({"tile_" + tile, nullptr, ctas, {}, nullptr, t[0], t[1]});
+        if ((t[0] + t[1]) * cf.k * 2 <= BULK_SMEM) {
+          impls.push_back({"bulk_" + tile, nullptr, ctas, {}, nullptr, t[0], t[1]});
+          impls.back().bulk = true;
+        }
+      }
+    for (bool pdl : {false, true}) {
+      impls.push_back({pdl ? "cublas+move_pdl_u1" : "cublas+move_u1", pdl ? move<1, true> : move<1>, grid_for(1), {}});
+      impls.back().pdl = pdl;
+      impls.back().after_cublas = true;
+    }
+    impls.push_back({"cublas", nullptr, 0, {}});
+    impls.back().moves = false;
     const float one = 1.f, zero = 0.f;
+    cudaLaunchAttribute pdl_attr;
+    pdl_attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    pdl_attr.val.programmaticStreamSerializationAllowed = 1;
+    auto gemm = [&](int s) {  // row-major C = A B as column-major C^T = B^T A^T
+      cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, cf.n, cf.m, cf.k, &one, p.b(s), CUDA_R_16F, cf.n, p.a(s),
+                   CUDA_R_16F, cf.k, &zero, p.c(s), CUDA_R_16F, cf.n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    };
     auto call = [&](const Impl& im, int s, unsigned* chk) {
+      if (im.after_cublas) gemm(s);
       if (im.kernel) {
-        im.kernel<<<im.grid, THREADS, 0, st>>>(p.a(s), n_a, p.b(s), n_b, p.c(s), n_c, chk);
-      } else {  // row-major C = A B as column-major C^T = B^T A^T
-        cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, cf.n, cf.m, cf.k, &one, p.b(s), CUDA_R_16F, cf.n, p.a(s),
-                     CUDA_R_16F, cf.k, &zero, p.c(s), CUDA_R_16F, cf.n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+        cudaLaunchConfig_t lc = {};
+        lc.gridDim = dim3(im.grid);
+        lc.blockDim = dim3(THREADS);
+        lc.stream = st;
+        lc.attrs = &pdl_attr;
+        lc.numAttrs = im.pdl ? 1 : 0;
+        CK(cudaLaunchKernelEx(&lc, im.kernel, p.a(s), n_a, p.b(s), n_b, p.c(s), n_c, chk));
+      } else if (im.tile_m) {
+        const dim3 grid(cf.n / im.tile_n, cf.m / im.tile_m);
+        if (im.bulk)
+          bulk_tile_move<<<grid, TILE_THREADS, (im.tile_m + im.tile_n) * cf.k * 2, st>>>(p.a(s), p.b(s), p.c(s), cf.n,
+                                                                                          cf.k, im.tile_m, im.tile_n);
+        else
+          tile_move<<<grid, TILE_THREADS, 0, st>>>(p.a(s), p.b(s), p.c(s), cf.n, cf.k, im.tile_m, im.tile_n);
+      } else {
+        gemm(s);
       }
     };
-    // Check: every byte of A and B read once (XOR of the folds), every chunk of C written.
+    // Check: every byte of A and B read once (XOR of the folds; the untiled moves), every chunk of C
+    // written (every movement).
     std::string checked = "skipped";
     if (n_a + n_b <= (64u << 20) / 16 && n_c <= (64u << 20) / 16) {
       std::vector<uint4> host(n_a + n_b);
@@ -200,7 +346,8 @@ int main(int argc, char** argv) {
       uint4 want = make_uint4(0, 0, 0, 0);
       for (const uint4& v : host) want = make_uint4(want.x ^ v.x, want.y ^ v.y, want.z ^ v.z, want.w ^ v.w);
       bool ok = true;
-      for (int i = 0; i < 4; ++i) {
+      for (size_t i = 0; i + 1 < impls.size(); ++i) {
+        if (!impls[i].moves) continue;
         CK(cudaMemsetAsync(check, 0, 16, st));
         CK(cudaMemsetAsync(p.c(0), 0xff, p.c_bytes, st));
         call(impls[i], 0, check);
@@ -209,7 +356,7 @@ int main(int argc, char** argv) {
         std::vector<uint16_t> c_host(n_c * 8);
         CK(cudaMemcpyAsync(c_host.data(), p.c(0), n_c * 16, cudaMemcpyDeviceToHost, st));
         CK(cudaStreamSynchronize(st));
-        ok = ok && got[0] == want.x && got[1] == want.y && got[2] == want.z && got[3] == want.w;
+        if (i < untiled) ok = ok && got[0] == want.x && got[1] == want.y && got[2] == want.z && got[3] == want.w;
         // A chunk left at 0xffff... everywhere was not written (a written one has its index folded in)
         for (size_t q = 0; q < n_c && ok; ++q) {
           const uint16_t* w = c_host.data() + q * 8;
@@ -246,7 +393,7 @@ int main(int argc, char** argv) {
     for (Impl& im : impls) {
       const Stats s = stats(im.us);
       printf("%s,%d,%d,%d,%d,%s,%d,%.4f,%.4f,%.4f,%s\n", prop.name, cf.m, cf.n, cf.k, p.sets, im.name.c_str(), im.grid,
-             s.median, s.p10, s.p90, im.kernel && im.kernel != empty_kernel ? checked.c_str() : "-");
+             s.median, s.p10, s.p90, im.moves ? checked.c_str() : "-");
       CK(cudaGraphExecDestroy(im.exec));
     }
     fflush(stdout);
