@@ -448,24 +448,35 @@ __global__ void __launch_bounds__(S::kThreads) tiny_direct_kernel(const TinyPara
   store_permuted<S>(p, acc, m_w, n_w, g, t);
 }
 
-template <class S>
-struct DirectEntry : TinyEntryBase<DirectEntry<S>> {
+// The entry points of the one-pass kinds (direct, bulk): all of K at once, one CTA per tile, no
+// split-K.
+template <class S, class Entry>
+struct OnePassEntry : TinyEntryBase<Entry> {
   static int can_implement(int M, int N, int K, int raster, int swizzle, int decomp, int splits) {
     if (int st = check_split_k_args(M, N, K, raster, swizzle, decomp, splits, S::kBM)) return st;
-    if (K > S::kBK || splits > 1) return kCannotImplement;  // all of K in registers, no split-K
+    if (K > S::kBK || splits > 1) return kCannotImplement;  // all of K at once, no split-K
     return kOk;
   }
 
+  template <class Kernel>
+  static int launch(Kernel kernel, int smem_bytes, const void* A, const void* B, void* C, int M, int N, int K,
+                    int raster, int swizzle, int decomp, int splits, cudaStream_t stream) {
+    TinyParams p;
+    if (int st = Entry::params(A, B, C, M, N, K, raster, swizzle, decomp, splits, p)) return st;
+    p.k_tiles = 1;
+    p.splits = 1;
+    const dim3 grid((N + S::kBN - 1) / S::kBN, (M + S::kBM - 1) / S::kBM, 1);
+    return launch_split_k(kernel, grid, S::kThreads, smem_bytes, stream, p);
+  }
+};
+
+template <class S>
+struct DirectEntry : OnePassEntry<S, DirectEntry<S>> {
   static int run(const void* A, const void* B, void* C, int M, int N, int K, int raster, int swizzle,
                  int decomp, int splits, void* workspace, size_t workspace_bytes, cudaStream_t stream) {
     (void)workspace;
     (void)workspace_bytes;
-    TinyParams p;
-    if (int st = DirectEntry::params(A, B, C, M, N, K, raster, swizzle, decomp, splits, p)) return st;
-    p.k_tiles = 1;
-    p.splits = 1;
-    const dim3 grid((N + S::kBN - 1) / S::kBN, (M + S::kBM - 1) / S::kBM, 1);
-    return launch_split_k(tiny_direct_kernel<S>, grid, S::kThreads, 0, stream, p);
+    return DirectEntry::launch(tiny_direct_kernel<S>, 0, A, B, C, M, N, K, raster, swizzle, decomp, splits, stream);
   }
 };
 
@@ -508,7 +519,7 @@ __device__ __forceinline__ uint4 panel_chunk(const __half* panel, int row, int p
 
 template <class S>
 __global__ void __launch_bounds__(S::kThreads) tiny_bulk_kernel(const TinyParams p) {
-  extern __shared__ __align__(128) unsigned char smem_raw[];
+  extern __shared__ __align__(16) unsigned char smem_raw[];
   __shared__ __align__(8) uint64_t landed;
   const __half* const sA = reinterpret_cast<const __half*>(smem_raw);  // kBM rows x K
   const __half* const sB = sA + S::kBM * p.K;                          // kBN rows x K
@@ -546,28 +557,18 @@ __global__ void __launch_bounds__(S::kThreads) tiny_bulk_kernel(const TinyParams
 }
 
 template <class S>
-struct BulkEntry : TinyEntryBase<BulkEntry<S>> {
+struct BulkEntry : OnePassEntry<S, BulkEntry<S>> {
   static constexpr int kMaxSmemBytesUsed = (S::kBM + S::kBN) * S::kBK * 2;  // the panels at K = BK
   static_assert(kMaxSmemBytesUsed <= kMaxSmemBytes - 1024, "the panels must fit shared memory");
-
-  static int can_implement(int M, int N, int K, int raster, int swizzle, int decomp, int splits) {
-    if (int st = check_split_k_args(M, N, K, raster, swizzle, decomp, splits, S::kBM)) return st;
-    if (K > S::kBK || splits > 1) return kCannotImplement;  // all of K in shared memory, no split-K
-    return kOk;
-  }
 
   static int run(const void* A, const void* B, void* C, int M, int N, int K, int raster, int swizzle,
                  int decomp, int splits, void* workspace, size_t workspace_bytes, cudaStream_t stream) {
     (void)workspace;
     (void)workspace_bytes;
-    TinyParams p;
-    if (int st = BulkEntry::params(A, B, C, M, N, K, raster, swizzle, decomp, splits, p)) return st;
     static std::atomic<unsigned long long> opted_in{0};
     if (int st = opt_in_once(opted_in, tiny_bulk_kernel<S>, kMaxSmemBytesUsed)) return st;
-    p.k_tiles = 1;
-    p.splits = 1;
-    const dim3 grid((N + S::kBN - 1) / S::kBN, (M + S::kBM - 1) / S::kBM, 1);
-    return launch_split_k(tiny_bulk_kernel<S>, grid, S::kThreads, (S::kBM + S::kBN) * K * 2, stream, p);
+    const int panels = (S::kBM + S::kBN) * K * 2;  // the A and B panels at this K
+    return BulkEntry::launch(tiny_bulk_kernel<S>, panels, A, B, C, M, N, K, raster, swizzle, decomp, splits, stream);
   }
 };
 
