@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from http.server import ThreadingHTTPServer
 from pathlib import Path
 
+import background_builds
 import pytest
 from sm90a_compiles import (
     BACKGROUND,
@@ -41,15 +42,19 @@ class CliResult:
         return json.loads(self.out)
 
 
-@pytest.fixture(autouse=True)
-def _isolated_env(monkeypatch, tmp_path):
+def isolate(monkeypatch: pytest.MonkeyPatch, folder: Path) -> None:
     """No test touches the user's real store; the bundled dataset is off unless a test asks."""
-    monkeypatch.setenv("CUDA_L2_EXPLORER_DB", str(tmp_path / "default-store.duckdb"))
+    monkeypatch.setenv("CUDA_L2_EXPLORER_DB", str(folder / "default-store.duckdb"))
     monkeypatch.setenv("CUDA_L2_EXPLORER_NO_BUNDLED", "1")
     monkeypatch.delenv("CUDA_L2_EXPLORER_DEBUG", raising=False)
     monkeypatch.setenv("CUDA_L2_EXPLORER_LOCK_WAIT_S", "0.3")  # lock tests fail fast
-    monkeypatch.setenv("CUDA_L2_EXPLORER_SET_CACHE", str(tmp_path / "set-cache"))  # unpacked archives
+    monkeypatch.setenv("CUDA_L2_EXPLORER_SET_CACHE", str(folder / "set-cache"))  # unpacked archives
     monkeypatch.delenv("CUDA_L2_EXPLORER_GITHUB_API", raising=False)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(monkeypatch, tmp_path):
+    isolate(monkeypatch, tmp_path)
 
 
 @pytest.fixture
@@ -70,12 +75,38 @@ def db_path(tmp_path) -> Path:
     return tmp_path / "store.duckdb"
 
 
+@contextmanager
+def store_template(tmp_path_factory: pytest.TempPathFactory, name: str):
+    """A store file that a session (or module) fixture makes once, in a test's isolated environment;
+    each test that asks for it gets its own copy (:func:`copy_store`)."""
+    folder = tmp_path_factory.mktemp(name)
+    path = folder / "store.duckdb"
+    with pytest.MonkeyPatch.context() as mp:
+        isolate(mp, folder)
+        yield path
+    assert sorted(p.name for p in folder.iterdir() if p.name.startswith("store.")) == [path.name]
+
+
+def copy_store(template: Path, target: Path) -> Path:
+    """A closed DuckDB store is one file: a copy of it is the same store."""
+    shutil.copyfile(template, target)
+    return target
+
+
+@pytest.fixture(scope="session")
+def _loaded_template(tmp_path_factory) -> Path:
+    from cuda_l2_explorer.cli import main
+
+    with store_template(tmp_path_factory, "loaded-template") as path:
+        assert main([str(a) for a in ("--db", path, "import-results", OFFLINE, SERVER, "-q")]) == 0
+    return path
+
+
 @pytest.fixture
-def loaded_db(cli, db_path) -> Path:
-    """A store with the hand-made h100 fixture imported in both modes."""
-    result = cli("--db", db_path, "import-results", OFFLINE, SERVER, "-q")
-    assert result.code == 0, result.err
-    return db_path
+def loaded_db(db_path, _loaded_template) -> Path:
+    """A store with the hand-made h100 fixture imported in both modes (imported once a session,
+    copied for each test)."""
+    return copy_store(_loaded_template, db_path)
 
 
 def read_fixture(path: Path) -> dict[tuple[int, int, int], dict[str, float]]:
@@ -113,17 +144,25 @@ def store_locked_by_another_process(path: Path):
         holder.wait(timeout=30)
 
 
-@pytest.fixture
-def app_db(cli, db_path):
-    """The hand-made published fixture plus two measured configs of a set measured on an H100."""
+@pytest.fixture(scope="session")
+def _app_template(tmp_path_factory) -> Path:
+    from cuda_l2_explorer.cli import main
     from cuda_l2_explorer.db.store import Store
     from test_store import _insert_bench_run
 
-    assert cli("--db", db_path, "-q", "import-results", OFFLINE, SERVER).code == 0
-    with Store.open(db_path) as store, store.transaction():
-        _insert_bench_run(store, "r1", 256, 512, 1024)
-        _insert_bench_run(store, "r2", 1024, 1024, 1024)
-    return db_path
+    with store_template(tmp_path_factory, "app-template") as path:
+        assert main([str(a) for a in ("--db", path, "-q", "import-results", OFFLINE, SERVER)]) == 0
+        with Store.open(path) as store, store.transaction():
+            _insert_bench_run(store, "r1", 256, 512, 1024)
+            _insert_bench_run(store, "r2", 1024, 1024, 1024)
+    return path
+
+
+@pytest.fixture
+def app_db(db_path, _app_template):
+    """The hand-made published fixture plus two measured configs of a set measured on an H100
+    (made once a session, copied for each test)."""
+    return copy_store(_app_template, db_path)
 
 
 class QuietHTTPServer(ThreadingHTTPServer):
@@ -137,7 +176,9 @@ class QuietHTTPServer(ThreadingHTTPServer):
 def loopback_server(handler):
     """A real threaded HTTP server on 127.0.0.1 (a free port) serving ``handler``; yields its URL."""
     httpd = QuietHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    # serve_forever checks for shutdown() once per poll interval (0.5 s by default): each test's
+    # teardown waited that long.
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{httpd.server_address[1]}"
@@ -229,12 +270,23 @@ def fake_config(tmp_path_factory):
 
 def pytest_collection_finish(session):
     """The two CUTLASS SM90 compiles start in the background now, at the lowest priority
-    (tests/sm90a_compiles.py), when a collected test needs them."""
+    (tests/sm90a_compiles.py), when a collected test needs them; then the builds that a few tests
+    read (tests/background_builds.py). Not for --collect-only: the session would wait for them."""
+    if session.config.option.collectonly:
+        return
     start_if_needed(session.items)
+    background_builds.start_if_needed(session.items, after=BACKGROUND.futures or ())
 
 
 def pytest_sessionfinish(session, exitstatus):
+    background_builds.BACKGROUND.close()
     BACKGROUND.close()
+
+
+@pytest.fixture(scope="session")
+def project_wheel() -> Path:
+    """The repository's wheel, built once a session in the background (tests/background_builds.py)."""
+    return background_builds.BACKGROUND.result("wheel")
 
 
 def modules_loaded_after(statements: str, names: tuple[str, ...]) -> list[str]:

@@ -35,7 +35,10 @@ async def _ready(pilot) -> None:
     """Wait until no worker is running (cancelled ones, replaced by newer work, are fine)."""
     from textual.worker import WorkerCancelled, WorkerFailed, WorkerState
 
-    await pilot.pause(0.2)  # let posted messages start their workers first
+    # Let posted messages start their workers first: each pause waits for the app's and the
+    # screen's queues to drain and then for a quiet 20 ms (none of the app's work is on a timer).
+    await pilot.pause()
+    await pilot.pause()
     for _ in range(200):
         await pilot.pause()
         busy = [w for w in pilot.app.workers if w.state in (WorkerState.PENDING, WorkerState.RUNNING)]

@@ -8,6 +8,7 @@ data (tests/test_app.py checks the same content by widget id, these check how it
 from __future__ import annotations
 
 import pytest
+from conftest import copy_store, store_template
 from cuda_l2_explorer.app.app import ExplorerApp
 from cuda_l2_explorer.db.store import Store
 from test_app import _ready
@@ -61,10 +62,17 @@ def _pin(db) -> None:
             )
 
 
+@pytest.fixture(scope="module")
+def _pinned_template(_app_template, tmp_path_factory):
+    with store_template(tmp_path_factory, "pinned-template") as path:
+        _pin(copy_store(_app_template, path))
+    return path
+
+
 @pytest.fixture
-def snap_app(app_db):
-    _pin(app_db)
-    return ExplorerApp(app_db, with_bundled=False)
+def snap_app(db_path, _pinned_template):
+    """app_db pinned (made once a module, copied for each test)."""
+    return ExplorerApp(copy_store(_pinned_template, db_path), with_bundled=False)
 
 
 async def _steady(pilot) -> None:

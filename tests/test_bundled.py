@@ -1,7 +1,5 @@
 """The bundled read-only dataset: layered beside the user's store, shadowed by the user's copy."""
 
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
@@ -90,14 +88,8 @@ def test_sets_list_the_gpus_their_data_came_from():
     assert rows["cuda-l2/a100_F32F16F16F32"]["data_gpus"] == "a100"  # published rows: their run's GPU
 
 
-def test_wheel_carries_the_bundled_dataset_and_no_kernels_package(tmp_path):
-    root = Path(__file__).resolve().parents[1]
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", tmp_path, root],
-        check=True,
-        capture_output=True,
-    )
-    wheel = next(tmp_path.glob("cuda_l2_explorer-*.whl"))
+def test_wheel_carries_the_bundled_dataset_and_no_kernels_package(project_wheel):
+    wheel = project_wheel  # built from the whole repository, kernels/ and all (conftest.py)
     names = zipfile.ZipFile(wheel).namelist()
     assert "cuda_l2_explorer/db/bundled/manifest.json" in names
     assert "cuda_l2_explorer/db/bundled/published_speedups.parquet" in names

@@ -6,6 +6,7 @@ import ctypes
 import sys
 
 import pytest
+from background_builds import BACKGROUND
 from cuda_l2_explorer.importer.harness import baselines as native
 from cuda_l2_explorer.importer.harness import toolchain
 
@@ -41,17 +42,19 @@ def _need_cublas_dev():
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory):
+def native_built():
+    """(cache folder, library): built once, in the background from the start of the session
+    (tests/background_builds.py)."""
     if toolchain.find_nvcc() is None:
         pytest.skip("nvcc not on PATH")
     _need_cublas_dev()
-    cache = tmp_path_factory.mktemp("native-cache")
-    return cache, native.build_baselines(cache)
+    lib = BACKGROUND.result("native")
+    return lib.parent, lib
 
 
 @needs_nvcc
-def test_build_then_cache_hit(built, monkeypatch):
-    cache, lib = built
+def test_build_then_cache_hit(native_built, monkeypatch):
+    cache, lib = native_built
     assert lib.exists() and lib.parent == cache and lib.name.startswith(native.LIB_STEM)
     needed = native.elf_needed(lib)
     assert any(n.startswith("libcublas.so") for n in needed)
@@ -68,8 +71,8 @@ def test_build_then_cache_hit(built, monkeypatch):
 
 
 @needs_nvcc
-def test_changed_flag_changes_the_library_name(built, monkeypatch):
-    cache, lib = built
+def test_changed_flag_changes_the_library_name(native_built, monkeypatch):
+    cache, lib = native_built
     ran = []
     monkeypatch.setattr(
         native, "_run_nvcc", lambda cmd: ran.append(cmd) or pytest.skip("stop before compiling")
@@ -93,8 +96,8 @@ def test_compile_failure_carries_nvcc_message(tmp_path):
 
 
 @needs_nvcc
-def test_library_loads_and_reports_errors_without_a_gpu(built):
-    _, lib_path = built
+def test_library_loads_and_reports_errors_without_a_gpu(native_built):
+    _, lib_path = native_built
     try:
         lib = native.load_baselines(lib_path)
     except native.NativeError as exc:  # no runtime cuBLAS on this machine

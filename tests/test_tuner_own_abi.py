@@ -8,33 +8,27 @@ import shutil
 import subprocess
 
 import pytest
+from background_builds import BACKGROUND, OWN_CONFIGS, SLICED, TWINS, own_configs_of, own_skip_reason
 from cuda_l2_explorer.tuner import build, tiny, wgmma
 from cuda_l2_explorer.tuner.families import family_of
 from cuda_l2_explorer.tuner.native import L2X_CANNOT_IMPLEMENT, TunerError, TunerLibrary, Variant
 
-OWN_CONFIGS = [tiny.TinyConfig(64, 64, 64, 2, 2, 4), wgmma.WgmmaConfig(64, 64, 64, 8)]
-# Built beside a family's config, in the same translation unit (no second compile).
-SLICED = wgmma.WgmmaConfig(64, 64, 64, 8, reduce="sliced")
-TWINS = {OWN_CONFIGS[1]: [SLICED]}
-
 
 @pytest.fixture(scope="module", params=OWN_CONFIGS, ids=lambda c: c.family)
-def built(request, tmp_path_factory) -> tuple[tiny.TinyConfig | wgmma.WgmmaConfig, build.BuildResult]:
-    """One family's config built into a library once; both tests read it (each compile costs
-    15-20 s of the CI's few minutes)."""
+def own_abi_built(request) -> tuple[tiny.TinyConfig | wgmma.WgmmaConfig, build.BuildResult]:
+    """One family's config built into a library once; the tests read it (each compile costs 15-20 s
+    of the CI's few minutes: it runs in the background from the start, tests/background_builds.py)."""
     config = request.param
-    if not build.find_nvcc():
-        pytest.skip("nvcc not found")
-    if family_of(config).needs_cutlass and build.find_cutlass() is None:
-        pytest.skip("CUTLASS headers not found (CUTLASS_DIR or the nvidia-cutlass wheel)")
-    configs = [config, *TWINS.get(config, [])]
-    res = build.build(configs, tmp_path_factory.mktemp(config.family), jobs=1, log=lambda _msg: None)
-    assert res.library is not None and res.compiled == [c.name for c in configs], res.failed
+    reason = own_skip_reason(config)
+    if reason:
+        pytest.skip(reason)
+    res = BACKGROUND.result(config.name)
+    assert res.library is not None and res.compiled == [c.name for c in own_configs_of(config)], res.failed
     return config, res
 
 
-def test_built_library_host_abi(built) -> None:
-    config, res = built
+def test_built_library_host_abi(own_abi_built) -> None:
+    config, res = own_abi_built
     needs_cutlass = family_of(config).needs_cutlass
     lib = TunerLibrary(res.library)
     assert (lib.build_info["cutlass"] != build.NO_CUTLASS) == needs_cutlass
@@ -63,24 +57,24 @@ def test_built_library_host_abi(built) -> None:
     assert exc.value.status == L2X_CANNOT_IMPLEMENT  # B not 16-byte aligned
 
 
-def test_the_library_is_named_by_its_contents_not_its_folder(built, tmp_path) -> None:
+def test_the_library_is_named_by_its_contents_not_its_folder(own_abi_built, tmp_path) -> None:
     """The same objects linked in another folder give a library of the same name: the name is what
     a store's measurements and reused audits refer to, and a rebuild elsewhere (the device's /tmp,
     another checkout) must match it."""
-    config, res = built
+    config, res = own_abi_built
     elsewhere = tmp_path / "elsewhere"
     shutil.copytree(res.library.parent.parent / "obj", elsewhere / "obj")
-    again = build.build([config, *TWINS.get(config, [])], elsewhere, jobs=1, log=lambda _msg: None)
+    again = build.build(own_configs_of(config), elsewhere, jobs=1, log=lambda _msg: None)
     assert all(unit.cached for unit in again.units)
     assert again.library is not None and again.library.parent == elsewhere / "lib"
     assert again.library.name == res.library.name
 
 
-def test_kernels_have_internal_linkage(built) -> None:
+def test_kernels_have_internal_linkage(own_abi_built) -> None:
     """Only the C ABI is global: an exported package, a torch extension and the library may hold
     the same instantiation in one process, and a weak global kernel symbol resolves to another
     module's copy, whose launch fails (the wgmma family's first cmake export did: status 1)."""
-    config, res = built
+    config, res = own_abi_built
     nm = shutil.which("nm")
     if not nm:
         pytest.skip("nm not found")
@@ -100,11 +94,11 @@ def test_kernels_have_internal_linkage(built) -> None:
     assert not leaked, leaked[:3]
 
 
-def test_sliced_reduction_host_abi(built) -> None:
+def test_sliced_reduction_host_abi(own_abi_built) -> None:
     """The kernel's workspace arithmetic is the Python one's (two counters a tile, every split's
     partial), asked with no device; whether a split-K launch fits in one wave needs the device, so
     a grid no GPU holds at once cannot be implemented."""
-    config, res = built
+    config, res = own_abi_built
     if SLICED not in TWINS.get(config, []):
         pytest.skip("the sliced reduction is the wgmma family's")
     kern = TunerLibrary(res.library)[SLICED.name]

@@ -1,11 +1,11 @@
 """An installed wheel and a checkout export the same files (issue 13): nothing may walk from a
 module's ``__file__`` to the repository (the old kernels/ fallback gave a checkout other evidence).
 
-The wheel is built from a copy of the folders pyproject.toml maps (so the checkout gets no build/
-folder) and installed into a target folder; the checkout is imported as it is in a source tree, through
-a folder of links to the repository's folders (``Path(__file__).resolve()`` lands in the repository,
-as in a checkout). Both run ``export`` on the bundled dataset from a folder holding decoy ``db/``,
-``importer/`` and ``explorer/`` packages.
+The wheel is the session's (conftest's ``project_wheel``, built from a folder of links to the
+repository, so the checkout gets no build/ folder), installed into a target folder; the checkout is
+imported as it is in a source tree, through a folder of links to the repository's folders
+(``Path(__file__).resolve()`` lands in the repository, as in a checkout). Both run ``export`` on
+the bundled dataset from a folder holding decoy ``db/``, ``importer/`` and ``explorer/`` packages.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from __future__ import annotations
 import filecmp
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tomllib
@@ -36,25 +35,6 @@ def _project_folders() -> dict[str, Path]:
     """Import name -> folder, from pyproject's package-dir (a subpackage of a mapped one is inside it)."""
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
     return {name: ROOT / folder for name, folder in config["package-dir"].items()}
-
-
-def _build_wheel(tmp: Path) -> Path:
-    source = tmp / "source"
-    source.mkdir()
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy2(ROOT / name, source / name)
-    for folder in {p.relative_to(ROOT).parts[0] for p in _project_folders().values()}:
-        shutil.copytree(
-            ROOT / folder, source / folder, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info")
-        )
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp / "dist"), str(source)],
-        check=True,
-        capture_output=True,
-        timeout=300,
-    )
-    (wheel,) = (tmp / "dist").glob("cuda_l2_explorer-*.whl")
-    return wheel
 
 
 def _checkout_view(tmp: Path) -> Path:
@@ -95,11 +75,11 @@ def _tree(folder: Path) -> list[str]:
     return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
 
 
-def test_an_installed_wheel_and_a_checkout_export_the_same(tmp_path) -> None:
+def test_an_installed_wheel_and_a_checkout_export_the_same(project_wheel, tmp_path) -> None:
     installed = tmp_path / "installed"
     subprocess.run(
         [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(installed),
-         str(_build_wheel(tmp_path))],
+         str(project_wheel)],
         check=True,
         capture_output=True,
         timeout=120,
