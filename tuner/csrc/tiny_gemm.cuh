@@ -519,7 +519,7 @@ __device__ __forceinline__ uint4 panel_chunk(const __half* panel, int row, int p
 
 template <class S>
 __global__ void __launch_bounds__(S::kThreads) tiny_bulk_kernel(const TinyParams p) {
-  extern __shared__ __align__(16) unsigned char smem_raw[];
+  extern __shared__ __align__(128) unsigned char smem_raw[];
   __shared__ __align__(8) uint64_t landed;
   const __half* const sA = reinterpret_cast<const __half*>(smem_raw);  // kBM rows x K
   const __half* const sB = sA + S::kBM * p.K;                          // kBN rows x K
