@@ -31,31 +31,11 @@
 // Checked (where A + B and C are each <= 64 MB): the XOR of all folded values equals the XOR of every 16-byte
 // chunk of set 0's A and B (every byte read once), and every chunk of C was written.
 #include <cublas_v2.h>
-#include <cuda_fp16.h>
-#include <cuda_runtime.h>
 
-#include <algorithm>
-#include <cstdint>
-#include <cstdio>
-#include <cstdlib>
-#include <random>
-#include <string>
-#include <vector>
-
-#define CK(x)                                                                   \
-  do {                                                                          \
-    cudaError_t e_ = (x);                                                       \
-    if (e_ != cudaSuccess) {                                                    \
-      fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
-      exit(1);                                                                  \
-    }                                                                           \
-  } while (0)
+#include "../probe_common.cuh"
 
 constexpr int THREADS = 256;
 constexpr int CTAS_PER_SM = 8;  // 8 x 256 threads: an SM's 2048
-constexpr int MAX_CALLS = 8192;  // harness 3's rotation cap (db/shapes.py ROTATION_CAP)
-
-__device__ __forceinline__ uint4 fold(uint4 a, uint4 b) { return make_uint4(a.x ^ b.x, a.y ^ b.y, a.z ^ b.z, a.w ^ b.w); }
 
 // A and B chunks are one index space: [0, n_a) in A, [n_a, n_a + n_b) in B.
 // kWait: launched as a programmatic dependent (PDL): the launch and the index set-up may overlap the
@@ -125,7 +105,6 @@ constexpr int TILES[][2] = {{32, 32}, {32, 64}, {64, 64}, {64, 128}, {128, 128}}
 // folds one chunk of what landed and writes its share of C. C waits for all of the tile's bytes;
 // nothing reads them again (a wgmma reads shared memory at its own rate): a lower bound for a
 // one-stage TMA tile kernel. Tiles whose panels exceed BULK_SMEM are skipped.
-constexpr int BULK_PIECE = 16 << 10;
 constexpr int BULK_SMEM = 200 << 10;
 
 __global__ void __launch_bounds__(TILE_THREADS) bulk_tile_move(const uint4* __restrict__ a, const uint4* __restrict__ b,
@@ -133,34 +112,15 @@ __global__ void __launch_bounds__(TILE_THREADS) bulk_tile_move(const uint4* __re
   extern __shared__ __align__(128) uint4 panels[];
   __shared__ __align__(8) uint64_t landed;
   const size_t kc = k / 8, m0 = (size_t)blockIdx.y * tm, n0 = (size_t)blockIdx.x * tn;
-  const uint32_t bar = (uint32_t)__cvta_generic_to_shared(&landed);
+  const uint32_t bar = smem_addr(&landed);
   const uint32_t a_bytes = tm * k * 2, b_bytes = tn * k * 2;
   if (threadIdx.x == 0) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(bar));
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(a_bytes + b_bytes)
-                 : "memory");
-    const char* srcs[2] = {reinterpret_cast<const char*>(a + m0 * kc), reinterpret_cast<const char*>(b + n0 * kc)};
-    const uint32_t sizes[2] = {a_bytes, b_bytes};
-    uint32_t dst = (uint32_t)__cvta_generic_to_shared(panels);
-    for (int p = 0; p < 2; ++p)
-      for (uint32_t off = 0; off < sizes[p]; off += BULK_PIECE) {
-        const uint32_t piece = sizes[p] - off < BULK_PIECE ? sizes[p] - off : BULK_PIECE;
-        asm volatile(
-            "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
-            "l"(srcs[p] + off), "r"(piece), "r"(bar)
-            : "memory");
-        dst += piece;
-      }
+    mbarrier_expect(bar, a_bytes + b_bytes);
+    bulk_copy(smem_addr(panels), a + m0 * kc, a_bytes, bar);
+    bulk_copy(smem_addr(panels) + a_bytes, b + n0 * kc, b_bytes, bar);
   }
   __syncthreads();  // the barrier is initialised before anyone waits on it
-  uint32_t done = 0;
-  while (!done)
-    asm volatile(
-        "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0;\n selp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(done)
-        : "r"(bar)
-        : "memory");
+  mbarrier_wait_phase0(bar);
   const uint4 x = panels[threadIdx.x];
   const int cc = tn / 8;
   for (int i = threadIdx.x; i < tm * cc; i += TILE_THREADS)
@@ -172,65 +132,15 @@ __global__ void empty_pdl(const uint4*, size_t, const uint4*, size_t, uint4*, si
   asm volatile("griddepcontrol.wait;\n" ::: "memory");
 }
 
-__global__ void fill(uint16_t* p, size_t n, unsigned seed) {
-  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-    unsigned x = (unsigned)i * 2654435761u ^ seed;
-    x ^= x >> 13;
-    x *= 0x5bd1e995u;
-    x ^= x >> 15;
-    // fp16 in [-1, 1): sign, exponent 0..14, random mantissa (no NaN/Inf for cuBLAS)
-    p[i] = (uint16_t)(((x >> 16) & 0x8000u) | ((x % 15u) << 10) | (x & 0x3ffu));
-  }
-}
-
-struct Config {
-  int m, n, k;
-};
-
-struct Pool {
-  size_t a_bytes, b_bytes, c_bytes, set_bytes;  // set_bytes: 256-byte aligned stride of one set
-  int sets;
-  char* base = nullptr;
-  const uint4* a(int s) const { return reinterpret_cast<const uint4*>(base + s * set_bytes); }
-  const uint4* b(int s) const { return reinterpret_cast<const uint4*>(base + s * set_bytes + a_bytes); }
-  uint4* c(int s) const { return reinterpret_cast<uint4*>(base + s * set_bytes + a_bytes + b_bytes); }
-};
-
-static size_t align256(size_t x) { return (x + 255) / 256 * 256; }
-
-struct Stats {
-  double median, p10, p90;
-};
-
-static Stats stats(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  auto at = [&](double q) { return v[std::min(v.size() - 1, (size_t)(q * (v.size() - 1) + 0.5))]; };
-  return {at(0.5), at(0.1), at(0.9)};
-}
-
 int main(int argc, char** argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: %s CONFIGS [SAMPLES]\n", argv[0]);
     return 2;
   }
   const int samples = argc > 2 ? atoi(argv[2]) : 5;
-  std::vector<Config> configs;
-  {
-    FILE* f = fopen(argv[1], "r");
-    if (!f) {
-      fprintf(stderr, "cannot read %s\n", argv[1]);
-      return 2;
-    }
-    Config c;
-    while (fscanf(f, "%d %d %d", &c.m, &c.n, &c.k) == 3) configs.push_back(c);
-    fclose(f);
-  }
-  int l2 = 0, sms = 0;
-  CK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
-  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-  cudaDeviceProp prop;
-  CK(cudaGetDeviceProperties(&prop, 0));
-  fprintf(stderr, "%s, %d SMs, L2 %d bytes, %zu configs\n", prop.name, sms, l2, configs.size());
+  const std::vector<Config> configs = read_configs(argv[1]);
+  const Device dev = describe_device();
+  const int sms = dev.sms;
   CK(cudaFuncSetAttribute(bulk_tile_move, cudaFuncAttributeMaxDynamicSharedMemorySize, BULK_SMEM));
   cudaStream_t st;
   CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
@@ -239,24 +149,9 @@ int main(int argc, char** argv) {
   cublasSetStream(handle, st);
   unsigned* check;
   CK(cudaMalloc(&check, 16));
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
-  std::mt19937 rng(0);
   printf("gpu,m,n,k,sets,impl,grid,median_us,p10_us,p90_us,check\n");
   for (const Config& cf : configs) {
-    Pool p;
-    p.a_bytes = align256(2ull * cf.m * cf.k);
-    p.b_bytes = align256(2ull * cf.k * cf.n);
-    p.c_bytes = align256(2ull * cf.m * cf.n);
-    p.set_bytes = p.a_bytes + p.b_bytes + p.c_bytes;
-    size_t free_b, total_b;
-    CK(cudaMemGetInfo(&free_b, &total_b));
-    const size_t wanted = std::max<size_t>(2, (2ull * l2 + p.set_bytes - 1) / p.set_bytes);
-    const size_t affordable = free_b / 2 / p.set_bytes;
-    p.sets = (int)std::max<size_t>(1, std::min<size_t>({wanted, affordable, (size_t)MAX_CALLS}));
-    CK(cudaMalloc(&p.base, p.set_bytes * p.sets));
-    fill<<<4 * sms, 256, 0, st>>>(reinterpret_cast<uint16_t*>(p.base), p.set_bytes * p.sets / 2, 12345u);
+    const Pool p = make_pool(cf, dev, st);
     const size_t n_a = 2ull * cf.m * cf.k / 16, n_b = 2ull * cf.k * cf.n / 16, n_c = 2ull * cf.m * cf.n / 16;
     const size_t work = std::max(n_a + n_b, n_c);
     auto grid_for = [&](int u) {
@@ -268,8 +163,6 @@ int main(int argc, char** argv) {
       std::string name;
       Kernel kernel;  // nullptr: cuBLAS, or a tiled movement (tile_m > 0)
       int grid;
-      std::vector<double> us;
-      cudaGraphExec_t exec = nullptr;
       int tile_m = 0, tile_n = 0;
       bool pdl = false;           // launched as a programmatic dependent of the call before it
       bool after_cublas = false;  // each call is cuBLAS's GEMM, then this kernel: a predecessor that
@@ -277,15 +170,15 @@ int main(int argc, char** argv) {
       bool moves = true;          // writes every chunk of C (checked)
       bool bulk = false;          // a tiled movement by bulk copies (bulk_tile_move)
     };
-    std::vector<Impl> impls = {{"move_u1", move<1>, grid_for(1), {}},  {"move_u2", move<2>, grid_for(2), {}},
-                               {"move_u4", move<4>, grid_for(4), {}},  {"move_u8", move<8>, grid_for(8), {}},
-                               {"empty", empty_kernel, grid_for(4), {}}};
+    std::vector<Impl> impls = {{"move_u1", move<1>, grid_for(1)},  {"move_u2", move<2>, grid_for(2)},
+                               {"move_u4", move<4>, grid_for(4)},  {"move_u8", move<8>, grid_for(8)},
+                               {"empty", empty_kernel, grid_for(4)}};
     impls.back().moves = false;
     // What programmatic dependent launch hides when a tiny kernel follows another: its launch and
     // CTA start-up overlap the previous kernel's tail (no early trigger: the implicit one at exit).
-    impls.push_back({"move_pdl_u1", move<1, true>, grid_for(1), {}});
-    impls.push_back({"move_pdl_u4", move<4, true>, grid_for(4), {}});
-    impls.push_back({"empty_pdl", empty_pdl, grid_for(4), {}});
+    impls.push_back({"move_pdl_u1", move<1, true>, grid_for(1)});
+    impls.push_back({"move_pdl_u4", move<4, true>, grid_for(4)});
+    impls.push_back({"empty_pdl", empty_pdl, grid_for(4)});
     for (size_t i = impls.size() - 3; i < impls.size(); ++i) impls[i].pdl = true;
     impls.back().moves = false;
     const size_t untiled = impls.size();
@@ -293,26 +186,26 @@ int main(int argc, char** argv) {
       if (cf.m % t[0] == 0 && cf.n % t[1] == 0) {
         const std::string tile = std::to_string(t[0]) + "x" + std::to_string(t[1]);
         const int ctas = (cf.m / t[0]) * (cf.n / t[1]);
-        impls.push_back({"tile_" + tile, nullptr, ctas, {}, nullptr, t[0], t[1]});
+        impls.push_back({"tile_" + tile, nullptr, ctas, t[0], t[1]});
         if ((t[0] + t[1]) * cf.k * 2 <= BULK_SMEM) {
-          impls.push_back({"bulk_" + tile, nullptr, ctas, {}, nullptr, t[0], t[1]});
+          impls.push_back({"bulk_" + tile, nullptr, ctas, t[0], t[1]});
           impls.back().bulk = true;
         }
       }
     for (bool pdl : {false, true}) {
-      impls.push_back({pdl ? "cublas+move_pdl_u1" : "cublas+move_u1", pdl ? move<1, true> : move<1>, grid_for(1), {}});
+      impls.push_back({pdl ? "cublas+move_pdl_u1" : "cublas+move_u1", pdl ? move<1, true> : move<1>, grid_for(1)});
       impls.back().pdl = pdl;
       impls.back().after_cublas = true;
     }
-    impls.push_back({"cublas", nullptr, 0, {}});
+    impls.push_back({"cublas", nullptr, 0});
     impls.back().moves = false;
     const float one = 1.f, zero = 0.f;
     cudaLaunchAttribute pdl_attr;
     pdl_attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
     pdl_attr.val.programmaticStreamSerializationAllowed = 1;
     auto gemm = [&](int s) {  // row-major C = A B as column-major C^T = B^T A^T
-      cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, cf.n, cf.m, cf.k, &one, p.b(s), CUDA_R_16F, cf.n, p.a(s),
-                   CUDA_R_16F, cf.k, &zero, p.c(s), CUDA_R_16F, cf.n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+      cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, cf.n, cf.m, cf.k, &one, p.b<uint4>(s), CUDA_R_16F, cf.n, p.a<uint4>(s),
+                   CUDA_R_16F, cf.k, &zero, p.c<uint4>(s), CUDA_R_16F, cf.n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
     };
     auto call = [&](const Impl& im, int s, unsigned* chk) {
       if (im.after_cublas) gemm(s);
@@ -323,14 +216,14 @@ int main(int argc, char** argv) {
         lc.stream = st;
         lc.attrs = &pdl_attr;
         lc.numAttrs = im.pdl ? 1 : 0;
-        CK(cudaLaunchKernelEx(&lc, im.kernel, p.a(s), n_a, p.b(s), n_b, p.c(s), n_c, chk));
+        CK(cudaLaunchKernelEx(&lc, im.kernel, p.a<uint4>(s), n_a, p.b<uint4>(s), n_b, p.c<uint4>(s), n_c, chk));
       } else if (im.tile_m) {
         const dim3 grid(cf.n / im.tile_n, cf.m / im.tile_m);
         if (im.bulk)
-          bulk_tile_move<<<grid, TILE_THREADS, (im.tile_m + im.tile_n) * cf.k * 2, st>>>(p.a(s), p.b(s), p.c(s), cf.n,
+          bulk_tile_move<<<grid, TILE_THREADS, (im.tile_m + im.tile_n) * cf.k * 2, st>>>(p.a<uint4>(s), p.b<uint4>(s), p.c<uint4>(s), cf.n,
                                                                                           cf.k, im.tile_m, im.tile_n);
         else
-          tile_move<<<grid, TILE_THREADS, 0, st>>>(p.a(s), p.b(s), p.c(s), cf.n, cf.k, im.tile_m, im.tile_n);
+          tile_move<<<grid, TILE_THREADS, 0, st>>>(p.a<uint4>(s), p.b<uint4>(s), p.c<uint4>(s), cf.n, cf.k, im.tile_m, im.tile_n);
       } else {
         gemm(s);
       }
@@ -340,8 +233,8 @@ int main(int argc, char** argv) {
     std::string checked = "skipped";
     if (n_a + n_b <= (64u << 20) / 16 && n_c <= (64u << 20) / 16) {
       std::vector<uint4> host(n_a + n_b);
-      CK(cudaMemcpyAsync(host.data(), p.a(0), n_a * 16, cudaMemcpyDeviceToHost, st));
-      CK(cudaMemcpyAsync(host.data() + n_a, p.b(0), n_b * 16, cudaMemcpyDeviceToHost, st));
+      CK(cudaMemcpyAsync(host.data(), p.a<uint4>(0), n_a * 16, cudaMemcpyDeviceToHost, st));
+      CK(cudaMemcpyAsync(host.data() + n_a, p.b<uint4>(0), n_b * 16, cudaMemcpyDeviceToHost, st));
       CK(cudaStreamSynchronize(st));
       uint4 want = make_uint4(0, 0, 0, 0);
       for (const uint4& v : host) want = make_uint4(want.x ^ v.x, want.y ^ v.y, want.z ^ v.z, want.w ^ v.w);
@@ -349,12 +242,12 @@ int main(int argc, char** argv) {
       for (size_t i = 0; i + 1 < impls.size(); ++i) {
         if (!impls[i].moves) continue;
         CK(cudaMemsetAsync(check, 0, 16, st));
-        CK(cudaMemsetAsync(p.c(0), 0xff, p.c_bytes, st));
+        CK(cudaMemsetAsync(p.c<uint4>(0), 0xff, p.c_bytes, st));
         call(impls[i], 0, check);
         unsigned got[4];
         CK(cudaMemcpyAsync(got, check, 16, cudaMemcpyDeviceToHost, st));
         std::vector<uint16_t> c_host(n_c * 8);
-        CK(cudaMemcpyAsync(c_host.data(), p.c(0), n_c * 16, cudaMemcpyDeviceToHost, st));
+        CK(cudaMemcpyAsync(c_host.data(), p.c<uint4>(0), n_c * 16, cudaMemcpyDeviceToHost, st));
         CK(cudaStreamSynchronize(st));
         if (i < untiled) ok = ok && got[0] == want.x && got[1] == want.y && got[2] == want.z && got[3] == want.w;
         // A chunk left at 0xffff... everywhere was not written (a written one has its index folded in)
@@ -365,36 +258,14 @@ int main(int argc, char** argv) {
       }
       checked = ok ? "ok" : "FAIL";
     }
-    call(impls.back(), 0, nullptr);  // cuBLAS's lazy set-up outside the capture
-    CK(cudaStreamSynchronize(st));
-    for (Impl& im : impls) {
-      cudaGraph_t g;
-      CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
-      for (int s = 0; s < p.sets; ++s) call(im, s, nullptr);
-      CK(cudaStreamEndCapture(st, &g));
-      CK(cudaGraphInstantiate(&im.exec, g, 0));
-      CK(cudaGraphDestroy(g));
-      CK(cudaGraphLaunch(im.exec, st));  // warm-up
-    }
-    std::vector<int> order(impls.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = (int)i;
-    for (int round = 0; round < samples; ++round) {
-      std::shuffle(order.begin(), order.end(), rng);
-      for (int i : order) {
-        CK(cudaEventRecord(e0, st));
-        CK(cudaGraphLaunch(impls[i].exec, st));
-        CK(cudaEventRecord(e1, st));
-        CK(cudaEventSynchronize(e1));
-        float ms;
-        CK(cudaEventElapsedTime(&ms, e0, e1));
-        impls[i].us.push_back(ms * 1e3 / p.sets);
-      }
-    }
-    for (Impl& im : impls) {
-      const Stats s = stats(im.us);
-      printf("%s,%d,%d,%d,%d,%s,%d,%.4f,%.4f,%.4f,%s\n", prop.name, cf.m, cf.n, cf.k, p.sets, im.name.c_str(), im.grid,
+    std::vector<std::function<void(int)>> calls;
+    for (const Impl& im : impls) calls.push_back([&](int s) { call(im, s, nullptr); });
+    const std::vector<Stats> times = time_interleaved(calls, p.sets, samples, st);
+    for (size_t i = 0; i < impls.size(); ++i) {
+      const Impl& im = impls[i];
+      const Stats& s = times[i];
+      printf("%s,%d,%d,%d,%d,%s,%d,%.4f,%.4f,%.4f,%s\n", dev.name.c_str(), cf.m, cf.n, cf.k, p.sets, im.name.c_str(), im.grid,
              s.median, s.p10, s.p90, im.moves ? checked.c_str() : "-");
-      CK(cudaGraphExecDestroy(im.exec));
     }
     fflush(stdout);
     CK(cudaFree(p.base));

@@ -1,0 +1,199 @@
+// Where a bulk-fed tiny GEMM's time goes past its own movement (issue 15, session 31): the steps
+// from movement_floor's bulk_tile_move to a whole 32x32-tile GEMM, each timed as harness 3 times a
+// kernel, beside the library's bulk kernels and cuBLAS on the same rotation.
+//
+//   nvcc -O3 -std=c++17 -arch=sm_90a -o bulk_bisect bulk_bisect.cu -lcublas -ldl
+//   ./bulk_bisect CONFIGS LIBRARY NAME[,NAME...] [SAMPLES] > bisect.csv   # CONFIGS: lines "M N K"
+//
+// A is M x K, B is stored N x K (K contiguous: the tiny kernels' B), C is M x N, all row-major fp16.
+// Every step is one CTA a 32x32 tile of C, launched on the same grid; one thread bulk-copies the
+// CTA's A rows and B rows (two contiguous panels) into shared memory against one mbarrier:
+//   move_tT   every thread folds one 16-byte chunk of the panels and writes its share of the C
+//             tile from it (bulk_tile_move with T threads);
+//   frag_w2   two warps, each reading the fragments a 16x32 warp tile of the GEMM reads from the
+//             panels (all of K, 16 bytes a lane a row, rows K * 2 bytes apart) and folding them;
+//             C written as move's;
+//   mma_w2    the GEMM itself: the same reads feed mma.sync m16n8k16 (a lane's 16-byte chunk of a
+//             32-wide k block holds k's {8t..8t+7}: .x/.y one k16 step and .z/.w the next, the same
+//             permutation of K for A and B, so the sum is unchanged); each lane stores its
+//             fragments' C (4 bytes a store). Checked against cuBLAS on set 0;
+//   lib:NAME  the library's kernel l2x_gemm_NAME (dlopen'd LIBRARY), on the same sets;
+//   cublas    cublasGemmEx, fp32 compute, default algorithm, C = A B^T as stored.
+// Timing: probe_common.cuh (sets spanning 2x the L2, one graph of a call a set, replayed,
+// implementations interleaved in shuffled order each round; median, p10, p90 a call).
+#include <cublas_v2.h>
+#include <dlfcn.h>
+
+#include <string>
+
+#include "../probe_common.cuh"
+
+constexpr int TM = 32, TN = 32;  // the tile of C every step owns
+
+// The CTA's A and B panels (TM and TN rows of K halfs) in shared memory; every thread returns when
+// they have landed.
+__device__ __forceinline__ void land_panels(half* panels, const half* a, const half* b, int k, uint64_t* landed) {
+  const uint32_t bar = smem_addr(landed);
+  const uint32_t a_bytes = TM * k * 2, b_bytes = TN * k * 2;
+  if (threadIdx.x == 0) {
+    mbarrier_expect(bar, a_bytes + b_bytes);
+    bulk_copy(smem_addr(panels), a + (size_t)blockIdx.y * TM * k, a_bytes, bar);
+    bulk_copy(smem_addr(panels) + a_bytes, b + (size_t)blockIdx.x * TN * k, b_bytes, bar);
+  }
+  __syncthreads();  // the barrier is initialised before anyone waits on it
+  mbarrier_wait_phase0(bar);
+}
+
+// C's TM x TN tile from one folded chunk, 16 bytes a store, spread over the CTA's threads.
+__device__ __forceinline__ void store_from(half* c, int n, uint4 x) {
+  uint4* rows = reinterpret_cast<uint4*>(c + (size_t)blockIdx.y * TM * n + (size_t)blockIdx.x * TN);
+  for (int i = threadIdx.x; i < TM * TN / 8; i += blockDim.x)
+    rows[(size_t)(i / (TN / 8)) * (n / 8) + i % (TN / 8)] = fold(x, make_uint4((unsigned)i, 0, 0, 0));
+}
+
+template <int THREADS>
+__global__ void __launch_bounds__(THREADS) move_tile(const half* a, const half* b, half* c, int n, int k) {
+  extern __shared__ __align__(128) uint4 panels[];
+  __shared__ __align__(8) uint64_t landed;
+  land_panels(reinterpret_cast<half*>(panels), a, b, k, &landed);
+  store_from(c, n, panels[threadIdx.x]);
+}
+
+// The 16-byte chunks a lane reads for one 32-wide k block: A rows g and g + 8 of the warp's 16, B
+// rows (columns of C) f * 8 + g of the warp's 32.
+struct Fragments {
+  uint4 a[2], b[4];
+};
+
+__device__ __forceinline__ Fragments read_block(const half* sa, const half* sb, int k, int kb, int warp, int lane) {
+  const int g = lane >> 2, t = lane & 3, col = kb * 32 + 8 * t;
+  Fragments f;
+  for (int h = 0; h < 2; ++h) f.a[h] = *reinterpret_cast<const uint4*>(sa + (warp * 16 + g + 8 * h) * k + col);
+  for (int j = 0; j < 4; ++j) f.b[j] = *reinterpret_cast<const uint4*>(sb + (j * 8 + g) * k + col);
+  return f;
+}
+
+__global__ void __launch_bounds__(64) frag_tile(const half* a, const half* b, half* c, int n, int k) {
+  extern __shared__ __align__(128) uint4 panels[];
+  __shared__ __align__(8) uint64_t landed;
+  const half* sa = reinterpret_cast<const half*>(panels);
+  land_panels(reinterpret_cast<half*>(panels), a, b, k, &landed);
+  uint4 x = make_uint4(0, 0, 0, 0);
+  for (int kb = 0; kb < k / 32; ++kb) {
+    const Fragments f = read_block(sa, sa + TM * k, k, kb, threadIdx.x >> 5, threadIdx.x & 31);
+    for (int h = 0; h < 2; ++h) x = fold(x, f.a[h]);
+    for (int j = 0; j < 4; ++j) x = fold(x, f.b[j]);
+  }
+  store_from(c, n, x);
+}
+
+__device__ __forceinline__ void mma16816(float* d, uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t b0,
+                                         uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+
+__global__ void __launch_bounds__(64) mma_tile(const half* a, const half* b, half* c, int n, int k) {
+  extern __shared__ __align__(128) uint4 panels[];
+  __shared__ __align__(8) uint64_t landed;
+  const half* sa = reinterpret_cast<const half*>(panels);
+  land_panels(reinterpret_cast<half*>(panels), a, b, k, &landed);
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  float acc[4][4] = {};
+  for (int kb = 0; kb < k / 32; ++kb) {
+    const Fragments f = read_block(sa, sa + TM * k, k, kb, warp, lane);
+    for (int j = 0; j < 4; ++j) {  // k16 step 0 from .x/.y, step 1 from .z/.w
+      mma16816(acc[j], f.a[0].x, f.a[1].x, f.a[0].y, f.a[1].y, f.b[j].x, f.b[j].y);
+      mma16816(acc[j], f.a[0].z, f.a[1].z, f.a[0].w, f.a[1].w, f.b[j].z, f.b[j].w);
+    }
+  }
+  half* tile = c + (size_t)(blockIdx.y * TM + warp * 16) * n + blockIdx.x * TN;
+  for (int j = 0; j < 4; ++j) {
+    *reinterpret_cast<half2*>(tile + (size_t)g * n + j * 8 + 2 * t) = __floats2half2_rn(acc[j][0], acc[j][1]);
+    *reinterpret_cast<half2*>(tile + (size_t)(g + 8) * n + j * 8 + 2 * t) = __floats2half2_rn(acc[j][2], acc[j][3]);
+  }
+}
+
+using LibGemm = int (*)(const void*, const void*, void*, int, int, int, int, int, int, int, void*, size_t,
+                        cudaStream_t);
+using LibCan = int (*)(int, int, int, int, int, int, int);
+
+int main(int argc, char** argv) {
+  if (argc < 4) {
+    fprintf(stderr, "usage: %s CONFIGS LIBRARY NAME[,NAME...] [SAMPLES]\n", argv[0]);
+    return 2;
+  }
+  const std::vector<Config> configs = read_configs(argv[1]);
+  void* lib = dlopen(argv[2], RTLD_NOW);
+  if (!lib) {
+    fprintf(stderr, "%s\n", dlerror());
+    return 2;
+  }
+  std::vector<std::string> names;
+  for (std::string s = argv[3]; !s.empty();) {
+    const size_t comma = s.find(',');
+    names.push_back(s.substr(0, comma));
+    s = comma == std::string::npos ? "" : s.substr(comma + 1);
+  }
+  const int samples = argc > 4 ? atoi(argv[4]) : 5;
+  const Device dev = describe_device();
+  constexpr int kMaxPanels = (TM + TN) * 512 * 2;
+  CK(cudaFuncSetAttribute(move_tile<64>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxPanels));
+  CK(cudaFuncSetAttribute(move_tile<128>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxPanels));
+  CK(cudaFuncSetAttribute(frag_tile, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxPanels));
+  CK(cudaFuncSetAttribute(mma_tile, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxPanels));
+  cudaStream_t st;
+  CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  cublasHandle_t handle;
+  if (cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS) return 1;
+  cublasSetStream(handle, st);
+  printf("gpu,m,n,k,sets,impl,median_us,p10_us,p90_us,max_abs_err\n");
+  for (const Config& cf : configs) {
+    if (cf.m % TM || cf.n % TN || cf.k % 32 || cf.k > 512) {
+      fprintf(stderr, "%d %d %d: M and N multiples of 32, K of 32 and <= 512; skipped\n", cf.m, cf.n, cf.k);
+      continue;
+    }
+    Pool p = make_pool(cf, dev, st);
+    const float one = 1.f, zero = 0.f;
+    const dim3 grid(cf.n / TN, cf.m / TM);
+    const int smem = (TM + TN) * cf.k * 2;
+    using Call = std::function<void(int)>;  // one call on set s
+    std::vector<std::pair<std::string, Call>> impls = {
+        {"move_t128", [&](int s) { move_tile<128><<<grid, 128, smem, st>>>(p.a(s), p.b(s), p.c(s), cf.n, cf.k); }},
+        {"move_t64", [&](int s) { move_tile<64><<<grid, 64, smem, st>>>(p.a(s), p.b(s), p.c(s), cf.n, cf.k); }},
+        {"frag_w2", [&](int s) { frag_tile<<<grid, 64, smem, st>>>(p.a(s), p.b(s), p.c(s), cf.n, cf.k); }},
+        {"mma_w2", [&](int s) { mma_tile<<<grid, 64, smem, st>>>(p.a(s), p.b(s), p.c(s), cf.n, cf.k); }},
+        {"cublas", [&](int s) {
+           cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, cf.n, cf.m, cf.k, &one, p.b(s), CUDA_R_16F, cf.k, p.a(s),
+                        CUDA_R_16F, cf.k, &zero, p.c(s), CUDA_R_16F, cf.n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+         }}};
+    for (const std::string& name : names) {
+      auto run = reinterpret_cast<LibGemm>(dlsym(lib, ("l2x_gemm_" + name).c_str()));
+      auto can = reinterpret_cast<LibCan>(dlsym(lib, ("l2x_gemm_" + name + "_can_implement").c_str()));
+      if (!run || !can || can(cf.m, cf.n, cf.k, 0, 1, 0, 1) != 0) {
+        fprintf(stderr, "%d %d %d: %s not in the library or cannot implement it\n", cf.m, cf.n, cf.k, name.c_str());
+        continue;
+      }
+      impls.push_back({"lib:" + name, [&, run](int s) {
+                         if (run(p.a(s), p.b(s), p.c(s), cf.m, cf.n, cf.k, 0, 1, 0, 1, nullptr, 0, st))
+                           fprintf(stderr, "%s failed to launch\n", name.c_str());
+                       }});
+    }
+    // The GEMMs' error on set 0 against cuBLAS's C (one call each, before the timing).
+    std::vector<std::string> err(impls.size(), "-");
+    std::vector<half> want = run_and_copy(p, st, [&] { impls.at(4).second(0); });
+    for (size_t i = 3; i < impls.size(); ++i)
+      if (i != 4) err[i] = std::to_string(max_abs_diff(run_and_copy(p, st, [&] { impls[i].second(0); }), want));
+    std::vector<Call> calls;
+    for (auto& im : impls) calls.push_back(im.second);
+    const std::vector<Stats> times = time_interleaved(calls, p.sets, samples, st);
+    for (size_t i = 0; i < impls.size(); ++i)
+      printf("%s,%d,%d,%d,%d,%s,%.4f,%.4f,%.4f,%s\n", dev.name.c_str(), cf.m, cf.n, cf.k, p.sets,
+             impls[i].first.c_str(), times[i].median, times[i].p10, times[i].p90, err[i].c_str());
+    fflush(stdout);
+    CK(cudaFree(p.base));
+  }
+  return 0;
+}
