@@ -17,6 +17,9 @@
 //             32-wide k block holds k's {8t..8t+7}: .x/.y one k16 step and .z/.w the next, the same
 //             permutation of K for A and B, so the sum is unchanged); each lane stores its
 //             fragments' C (4 bytes a store). Checked against cuBLAS on set 0;
+//   frag_pad_w2, mma_pad_w2   the same with the panel rows K + 8 halfs apart (a bulk copy a row,
+//             each by its own thread): a warp's reads of eight rows spread over the banks;
+//   mma_pad_w4  four warps (2 x 2, 16x16 warp tiles), padded;
 //   lib:NAME  the library's kernel l2x_gemm_NAME (dlopen'd LIBRARY), on the same sets;
 //   cublas    cublasGemmEx, fp32 compute, default algorithm, C = A B^T as stored.
 // Timing: probe_common.cuh (sets spanning 2x the L2, one graph of a call a set, replayed,
@@ -30,17 +33,28 @@
 
 constexpr int TM = 32, TN = 32;  // the tile of C every step owns
 
-// The CTA's A and B panels (TM and TN rows of K halfs) in shared memory; every thread returns when
-// they have landed.
+// The CTA's A and B panels (TM and TN rows of K halfs, rows K + PAD halfs apart) in shared memory;
+// every thread returns when they have landed. Unpadded: two bulk copies by one thread; padded: a
+// copy a row, each by its own thread (TM + TN threads at most: 64).
+template <int PAD>
 __device__ __forceinline__ void land_panels(half* panels, const half* a, const half* b, int k, uint64_t* landed) {
   const uint32_t bar = smem_addr(landed);
   const uint32_t a_bytes = TM * k * 2, b_bytes = TN * k * 2;
-  if (threadIdx.x == 0) {
-    mbarrier_expect(bar, a_bytes + b_bytes);
-    bulk_copy(smem_addr(panels), a + (size_t)blockIdx.y * TM * k, a_bytes, bar);
-    bulk_copy(smem_addr(panels) + a_bytes, b + (size_t)blockIdx.x * TN * k, b_bytes, bar);
+  if (threadIdx.x == 0) mbarrier_expect(bar, a_bytes + b_bytes);
+  if constexpr (PAD == 0) {
+    if (threadIdx.x == 0) {
+      bulk_copy(smem_addr(panels), a + (size_t)blockIdx.y * TM * k, a_bytes, bar);
+      bulk_copy(smem_addr(panels) + a_bytes, b + (size_t)blockIdx.x * TN * k, b_bytes, bar);
+    }
+    __syncthreads();  // the barrier is initialised before anyone waits on it
+  } else {
+    __syncthreads();  // initialised before any copy completes on it
+    const int r = threadIdx.x;
+    if (r < TM + TN) {
+      const half* src = r < TM ? a + ((size_t)blockIdx.y * TM + r) * k : b + ((size_t)blockIdx.x * TN + r - TM) * k;
+      bulk_copy(smem_addr(panels + r * (k + PAD)), src, k * 2, bar);
+    }
   }
-  __syncthreads();  // the barrier is initialised before anyone waits on it
   mbarrier_wait_phase0(bar);
 }
 
@@ -55,34 +69,41 @@ template <int THREADS>
 __global__ void __launch_bounds__(THREADS) move_tile(const half* a, const half* b, half* c, int n, int k) {
   extern __shared__ __align__(128) uint4 panels[];
   __shared__ __align__(8) uint64_t landed;
-  land_panels(reinterpret_cast<half*>(panels), a, b, k, &landed);
+  land_panels<0>(reinterpret_cast<half*>(panels), a, b, k, &landed);
   store_from(c, n, panels[threadIdx.x]);
 }
 
-// The 16-byte chunks a lane reads for one 32-wide k block: A rows g and g + 8 of the warp's 16, B
-// rows (columns of C) f * 8 + g of the warp's 32.
+// The 16-byte chunks a lane reads for one 32-wide k block of a 16 x (8 NT) warp tile: A rows g and
+// g + 8 of the warp's 16, B rows (columns of C) f * 8 + g of the warp's 8 NT; rows `pitch` apart.
+template <int NT>
 struct Fragments {
-  uint4 a[2], b[4];
+  uint4 a[2], b[NT];
 };
 
-__device__ __forceinline__ Fragments read_block(const half* sa, const half* sb, int k, int kb, int warp, int lane) {
+template <int NT>
+__device__ __forceinline__ Fragments<NT> read_block(const half* sa, const half* sb, int pitch, int kb, int wm, int wn,
+                                                    int lane) {
   const int g = lane >> 2, t = lane & 3, col = kb * 32 + 8 * t;
-  Fragments f;
-  for (int h = 0; h < 2; ++h) f.a[h] = *reinterpret_cast<const uint4*>(sa + (warp * 16 + g + 8 * h) * k + col);
-  for (int j = 0; j < 4; ++j) f.b[j] = *reinterpret_cast<const uint4*>(sb + (j * 8 + g) * k + col);
+  Fragments<NT> f;
+  for (int h = 0; h < 2; ++h) f.a[h] = *reinterpret_cast<const uint4*>(sa + (wm * 16 + g + 8 * h) * pitch + col);
+  for (int j = 0; j < NT; ++j) f.b[j] = *reinterpret_cast<const uint4*>(sb + (wn * NT * 8 + j * 8 + g) * pitch + col);
   return f;
 }
 
-__global__ void __launch_bounds__(64) frag_tile(const half* a, const half* b, half* c, int n, int k) {
+// Warps: 2 x WN over the tile (warp tiles 16 x 32 / WN); PAD halfs after each panel row.
+template <int WN, int PAD>
+__global__ void __launch_bounds__(64 * WN) frag_tile(const half* a, const half* b, half* c, int n, int k) {
+  constexpr int NT = 4 / WN;
   extern __shared__ __align__(128) uint4 panels[];
   __shared__ __align__(8) uint64_t landed;
   const half* sa = reinterpret_cast<const half*>(panels);
-  land_panels(reinterpret_cast<half*>(panels), a, b, k, &landed);
+  land_panels<PAD>(reinterpret_cast<half*>(panels), a, b, k, &landed);
+  const int warp = threadIdx.x >> 5, pitch = k + PAD;
   uint4 x = make_uint4(0, 0, 0, 0);
   for (int kb = 0; kb < k / 32; ++kb) {
-    const Fragments f = read_block(sa, sa + TM * k, k, kb, threadIdx.x >> 5, threadIdx.x & 31);
+    const Fragments<NT> f = read_block<NT>(sa, sa + TM * pitch, pitch, kb, warp % 2, warp / 2, threadIdx.x & 31);
     for (int h = 0; h < 2; ++h) x = fold(x, f.a[h]);
-    for (int j = 0; j < 4; ++j) x = fold(x, f.b[j]);
+    for (int j = 0; j < NT; ++j) x = fold(x, f.b[j]);
   }
   store_from(c, n, x);
 }
@@ -95,22 +116,25 @@ __device__ __forceinline__ void mma16816(float* d, uint32_t a0, uint32_t a1, uin
       : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }
 
-__global__ void __launch_bounds__(64) mma_tile(const half* a, const half* b, half* c, int n, int k) {
+template <int WN, int PAD>
+__global__ void __launch_bounds__(64 * WN) mma_tile(const half* a, const half* b, half* c, int n, int k) {
+  constexpr int NT = 4 / WN;
   extern __shared__ __align__(128) uint4 panels[];
   __shared__ __align__(8) uint64_t landed;
   const half* sa = reinterpret_cast<const half*>(panels);
-  land_panels(reinterpret_cast<half*>(panels), a, b, k, &landed);
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
-  float acc[4][4] = {};
+  land_panels<PAD>(reinterpret_cast<half*>(panels), a, b, k, &landed);
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3, pitch = k + PAD;
+  const int wm = warp % 2, wn = warp / 2;
+  float acc[NT][4] = {};
   for (int kb = 0; kb < k / 32; ++kb) {
-    const Fragments f = read_block(sa, sa + TM * k, k, kb, warp, lane);
-    for (int j = 0; j < 4; ++j) {  // k16 step 0 from .x/.y, step 1 from .z/.w
+    const Fragments<NT> f = read_block<NT>(sa, sa + TM * pitch, pitch, kb, wm, wn, lane);
+    for (int j = 0; j < NT; ++j) {  // k16 step 0 from .x/.y, step 1 from .z/.w
       mma16816(acc[j], f.a[0].x, f.a[1].x, f.a[0].y, f.a[1].y, f.b[j].x, f.b[j].y);
       mma16816(acc[j], f.a[0].z, f.a[1].z, f.a[0].w, f.a[1].w, f.b[j].z, f.b[j].w);
     }
   }
-  half* tile = c + (size_t)(blockIdx.y * TM + warp * 16) * n + blockIdx.x * TN;
-  for (int j = 0; j < 4; ++j) {
+  half* tile = c + (size_t)(blockIdx.y * TM + wm * 16) * n + blockIdx.x * TN + wn * NT * 8;
+  for (int j = 0; j < NT; ++j) {
     *reinterpret_cast<half2*>(tile + (size_t)g * n + j * 8 + 2 * t) = __floats2half2_rn(acc[j][0], acc[j][1]);
     *reinterpret_cast<half2*>(tile + (size_t)(g + 8) * n + j * 8 + 2 * t) = __floats2half2_rn(acc[j][2], acc[j][3]);
   }
@@ -142,8 +166,12 @@ int main(int argc, char** argv) {
   constexpr int kMaxPanels = (TM + TN) * 512 * 2;
   CK(cudaFuncSetAttribute(move_tile<64>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxPanels));
   CK(cudaFuncSetAttribute(move_tile<128>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxPanels));
-  CK(cudaFuncSetAttribute(frag_tile, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxPanels));
-  CK(cudaFuncSetAttribute(mma_tile, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxPanels));
+  constexpr int kMaxPadded = (TM + TN) * (512 + 8) * 2;
+  CK(cudaFuncSetAttribute(frag_tile<1, 0>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxPanels));
+  CK(cudaFuncSetAttribute(frag_tile<1, 8>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxPadded));
+  CK(cudaFuncSetAttribute(mma_tile<1, 0>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxPanels));
+  CK(cudaFuncSetAttribute(mma_tile<1, 8>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxPadded));
+  CK(cudaFuncSetAttribute(mma_tile<2, 8>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxPadded));
   cudaStream_t st;
   CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
   cublasHandle_t handle;
@@ -163,12 +191,19 @@ int main(int argc, char** argv) {
     std::vector<std::pair<std::string, Call>> impls = {
         {"move_t128", [&](int s) { move_tile<128><<<grid, 128, smem, st>>>(p.a(s), p.b(s), p.c(s), cf.n, cf.k); }},
         {"move_t64", [&](int s) { move_tile<64><<<grid, 64, smem, st>>>(p.a(s), p.b(s), p.c(s), cf.n, cf.k); }},
-        {"frag_w2", [&](int s) { frag_tile<<<grid, 64, smem, st>>>(p.a(s), p.b(s), p.c(s), cf.n, cf.k); }},
-        {"mma_w2", [&](int s) { mma_tile<<<grid, 64, smem, st>>>(p.a(s), p.b(s), p.c(s), cf.n, cf.k); }},
+        {"frag_w2", [&](int s) { frag_tile<1, 0><<<grid, 64, smem, st>>>(p.a(s), p.b(s), p.c(s), cf.n, cf.k); }},
+        {"mma_w2", [&](int s) { mma_tile<1, 0><<<grid, 64, smem, st>>>(p.a(s), p.b(s), p.c(s), cf.n, cf.k); }},
         {"cublas", [&](int s) {
            cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, cf.n, cf.m, cf.k, &one, p.b(s), CUDA_R_16F, cf.k, p.a(s),
                         CUDA_R_16F, cf.k, &zero, p.c(s), CUDA_R_16F, cf.n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
          }}};
+    const int padded = (TM + TN) * (cf.k + 8) * 2;
+    impls.push_back({"frag_pad_w2",
+                     [&](int s) { frag_tile<1, 8><<<grid, 64, padded, st>>>(p.a(s), p.b(s), p.c(s), cf.n, cf.k); }});
+    impls.push_back({"mma_pad_w2",
+                     [&](int s) { mma_tile<1, 8><<<grid, 64, padded, st>>>(p.a(s), p.b(s), p.c(s), cf.n, cf.k); }});
+    impls.push_back({"mma_pad_w4",
+                     [&](int s) { mma_tile<2, 8><<<grid, 128, padded, st>>>(p.a(s), p.b(s), p.c(s), cf.n, cf.k); }});
     for (const std::string& name : names) {
       auto run = reinterpret_cast<LibGemm>(dlsym(lib, ("l2x_gemm_" + name).c_str()));
       auto can = reinterpret_cast<LibCan>(dlsym(lib, ("l2x_gemm_" + name + "_can_implement").c_str()));
@@ -185,7 +220,7 @@ int main(int argc, char** argv) {
     std::vector<std::string> err(impls.size(), "-");
     std::vector<half> want = run_and_copy(p, st, [&] { impls.at(4).second(0); });
     for (size_t i = 3; i < impls.size(); ++i)
-      if (i != 4) err[i] = std::to_string(max_abs_diff(run_and_copy(p, st, [&] { impls[i].second(0); }), want));
+      if (i != 4 && impls[i].first.rfind("frag", 0) != 0) err[i] = std::to_string(max_abs_diff(run_and_copy(p, st, [&] { impls[i].second(0); }), want));
     std::vector<Call> calls;
     for (auto& im : impls) calls.push_back(im.second);
     const std::vector<Stats> times = time_interleaved(calls, p.sets, samples, st);
