@@ -19,12 +19,16 @@
 //             fragments' C (4 bytes a store). Checked against cuBLAS on set 0;
 //   frag_pad_w2, mma_pad_w2   the same with the panel rows K + 8 halfs apart (a bulk copy a row,
 //             each by its own thread): a warp's reads of eight rows spread over the banks;
+//   mma_swz_w2  the panels by tensor copies (cp.async.bulk.tensor, boxes of 32 rows x 64 halfs,
+//             128-byte swizzle: a row's 16-byte chunk c lands at chunk c ^ (row % 8)), read back
+//             through the same swizzle: a warp's eight rows meet in eight different bank groups;
 //   mma_pad_w4  four warps (2 x 2, 16x16 warp tiles), padded;
 //   lib:NAME  the library's kernel l2x_gemm_NAME (dlopen'd LIBRARY), on the same sets;
 //   cublas    cublasGemmEx, fp32 compute, default algorithm, C = A B^T as stored.
 // Timing: probe_common.cuh (sets spanning 2x the L2, one graph of a call a set, replayed,
 // implementations interleaved in shuffled order each round; median, p10, p90 a call).
 #include <cublas_v2.h>
+#include <cuda.h>
 #include <dlfcn.h>
 
 #include <string>
@@ -140,6 +144,80 @@ __global__ void __launch_bounds__(64 * WN) mma_tile(const half* a, const half* b
   }
 }
 
+// ---- Tensor copies with the 128-byte swizzle ----
+constexpr int BOX_K = 64;  // halfs: one 128-byte swizzle row
+
+__device__ __forceinline__ void tensor_box(uint32_t dst, const CUtensorMap* map, int x, int y, uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
+          dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(bar)
+      : "memory");
+}
+
+// Row r's 16-byte chunk c (of the 64-half box row) in a swizzled 32-row box.
+__device__ __forceinline__ uint4 swizzled_chunk(const half* box, int r, int c) {
+  return *reinterpret_cast<const uint4*>(box + r * BOX_K + ((c ^ (r & 7)) * 8));
+}
+
+__global__ void __launch_bounds__(64) mma_swz_tile(const __grid_constant__ CUtensorMap map_a,
+                                                   const __grid_constant__ CUtensorMap map_b, half* c, int n, int k) {
+  extern __shared__ __align__(128) uint4 panels[];
+  __shared__ __align__(8) uint64_t landed;
+  // The 128-byte swizzle repeats every 1024 bytes, from a 1024-byte aligned box (1024 bytes spare).
+  const uint32_t pad = (1024 - (smem_addr(panels) & 1023)) & 1023;
+  const half* sa = reinterpret_cast<const half*>(reinterpret_cast<const char*>(panels) + pad);
+  const half* sb = sa + TM * k;
+  const uint32_t bar = smem_addr(&landed);
+  const int boxes = k / BOX_K;
+  if (threadIdx.x == 0) {
+    mbarrier_expect(bar, (TM + TN) * k * 2);
+    for (int j = 0; j < boxes; ++j) {
+      tensor_box(smem_addr(sa + j * TM * BOX_K), &map_a, j * BOX_K, blockIdx.y * TM, bar);
+      tensor_box(smem_addr(sb + j * TN * BOX_K), &map_b, j * BOX_K, blockIdx.x * TN, bar);
+    }
+  }
+  __syncthreads();
+  mbarrier_wait_phase0(bar);
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  float acc[4][4] = {};
+  for (int kb = 0; kb < k / 32; ++kb) {
+    const half* box_a = sa + (kb / 2) * TM * BOX_K;
+    const half* box_b = sb + (kb / 2) * TN * BOX_K;
+    const int chunk = (kb % 2) * 4 + t;
+    uint4 fa[2], fb[4];
+    for (int h = 0; h < 2; ++h) fa[h] = swizzled_chunk(box_a, warp * 16 + g + 8 * h, chunk);
+    for (int j = 0; j < 4; ++j) fb[j] = swizzled_chunk(box_b, j * 8 + g, chunk);
+    for (int j = 0; j < 4; ++j) {
+      mma16816(acc[j], fa[0].x, fa[1].x, fa[0].y, fa[1].y, fb[j].x, fb[j].y);
+      mma16816(acc[j], fa[0].z, fa[1].z, fa[0].w, fa[1].w, fb[j].z, fb[j].w);
+    }
+  }
+  half* tile = c + (size_t)(blockIdx.y * TM + warp * 16) * n + blockIdx.x * TN;
+  for (int j = 0; j < 4; ++j) {
+    *reinterpret_cast<half2*>(tile + (size_t)g * n + j * 8 + 2 * t) = __floats2half2_rn(acc[j][0], acc[j][1]);
+    *reinterpret_cast<half2*>(tile + (size_t)(g + 8) * n + j * 8 + 2 * t) = __floats2half2_rn(acc[j][2], acc[j][3]);
+  }
+}
+
+// A tensor map of a rows x k row-major fp16 matrix in boxes of 32 rows x 64 halfs, swizzled.
+using EncodeTiled = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
+                                 const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
+                                 CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+static CUtensorMap tile_map(EncodeTiled encode, const half* base, int rows, int k) {
+  CUtensorMap map;
+  const cuuint64_t dims[2] = {(cuuint64_t)k, (cuuint64_t)rows}, strides[1] = {(cuuint64_t)k * 2};
+  const cuuint32_t box[2] = {BOX_K, 32}, elem[2] = {1, 1};
+  if (encode(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, const_cast<half*>(base), dims, strides, box, elem,
+             CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS) {
+    fprintf(stderr, "cuTensorMapEncodeTiled failed\n");
+    exit(1);
+  }
+  return map;
+}
+
 using LibGemm = int (*)(const void*, const void*, void*, int, int, int, int, int, int, int, void*, size_t,
                         cudaStream_t);
 using LibCan = int (*)(int, int, int, int, int, int, int);
@@ -172,6 +250,12 @@ int main(int argc, char** argv) {
   CK(cudaFuncSetAttribute(mma_tile<1, 0>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxPanels));
   CK(cudaFuncSetAttribute(mma_tile<1, 8>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxPadded));
   CK(cudaFuncSetAttribute(mma_tile<2, 8>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxPadded));
+  CK(cudaFuncSetAttribute(mma_swz_tile, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxPanels + 1024));
+  EncodeTiled encode = nullptr;
+  cudaDriverEntryPointQueryResult found;
+  CK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", reinterpret_cast<void**>(&encode), 12000,
+                                      cudaEnableDefault, &found));
+  if (found != cudaDriverEntryPointSuccess) return 1;
   cudaStream_t st;
   CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
   cublasHandle_t handle;
@@ -204,6 +288,15 @@ int main(int argc, char** argv) {
                      [&](int s) { mma_tile<1, 8><<<grid, 64, padded, st>>>(p.a(s), p.b(s), p.c(s), cf.n, cf.k); }});
     impls.push_back({"mma_pad_w4",
                      [&](int s) { mma_tile<2, 8><<<grid, 128, padded, st>>>(p.a(s), p.b(s), p.c(s), cf.n, cf.k); }});
+    std::vector<CUtensorMap> maps_a, maps_b;  // a set each
+    for (int i = 0; i < p.sets; ++i) {
+      maps_a.push_back(tile_map(encode, p.a(i), cf.m, cf.k));
+      maps_b.push_back(tile_map(encode, p.b(i), cf.n, cf.k));
+    }
+    if (cf.k % BOX_K == 0)
+      impls.push_back({"mma_swz_w2", [&](int s) {
+                         mma_swz_tile<<<grid, 64, smem + 1024, st>>>(maps_a[s], maps_b[s], p.c(s), cf.n, cf.k);
+                       }});
     for (const std::string& name : names) {
       auto run = reinterpret_cast<LibGemm>(dlsym(lib, ("l2x_gemm_" + name).c_str()));
       auto can = reinterpret_cast<LibCan>(dlsym(lib, ("l2x_gemm_" + name + "_can_implement").c_str()));
