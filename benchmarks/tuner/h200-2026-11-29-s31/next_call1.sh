@@ -32,5 +32,5 @@ for which in new old; do
   timeout 90 /tmp/bulk_bisect $S/bisect_configs.txt "$lib" $names 5 >"$top/bisect_$which.csv" 2>>"$top/bisect.log"
   echo "bisect $which: exit $?" | tee -a "$top/device.txt"
 done
-OUT=$top bash benchmarks/tuner/search_ab_merge.sh $S/next_call1_configs.txt "--limit 48" 170 $((520 - SECONDS)) $SET
+OUT=$top bash benchmarks/tuner/search_ab_merge.sh $S/next_call1_configs.txt "--limit 48" 170 $((480 - 200 - SECONDS)) $SET
 ls -la "$top"
