@@ -22,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 # Update deliberately when the template changes (and re-run the GPU correctness test).
-GOLDEN_TINY_TU_SHA256 = "12a12d3164f0a8dc253945d436fdf77b106ddb1c9dd720271895721f636f84f2"
+GOLDEN_TINY_TU_SHA256 = "430d680831caf5f17c74d576c72985f70221134f237e6abbea5b19d6608cce08"
 
 ABI_SIGNATURES = (
     "L2X_API int l2x_gemm_{n}(const void* A, const void* B, void* C, int M, int N, int K, int raster,\n"
@@ -43,14 +43,15 @@ def test_tiny_catalog_is_valid_unique_and_stable() -> None:
     piped = [c for c in cat if c.loads == "smem"]
     direct = [c for c in cat if c.loads == "direct"]
     bulk = [c for c in cat if c.loads == "bulk"]
+    tensor = [c for c in cat if c.loads == "tensor"]
     assert 6 <= len(piped) <= 16 and 6 <= len(direct) <= 16  # a handful of sharp kernels each
-    assert 4 <= len(bulk) <= 16
-    assert direct == tiny.direct_catalog() and bulk == tiny.bulk_catalog()
+    assert 4 <= len(bulk) <= 16 and len(tensor) == len(bulk)
+    assert direct == tiny.direct_catalog() and bulk == tiny.bulk_catalog() and tensor == tiny.tensor_catalog()
     names = [c.name for c in cat]
     assert len(set(names)) == len(names)
     assert [c.name for c in tiny_catalog()] == names
     for c in cat:
-        prefix = {"smem": "tiny", "direct": "tinyd", "bulk": "tinyb"}[c.loads]
+        prefix = {"smem": "tiny", "direct": "tinyd", "bulk": "tinyb", "tensor": "tinyt"}[c.loads]
         assert re.fullmatch(prefix + r"_[A-Za-z0-9_]+", c.name), c.name
         assert TinyConfig.from_dict(c.to_dict()) == c
         assert kernel_from_dict(c.to_dict()) == c
@@ -228,7 +229,7 @@ def test_one_family_per_tu_and_cutlass_groups_unchanged() -> None:
 def test_registry_lists_both_families() -> None:
     configs = [KernelConfig(128, 128), *tiny_catalog()]
     reg = emit.render_registry(configs, {"cutlass": "4.2.0"})
-    names = re.findall(r'^  "((?:sm90|tiny[db]?)_[^"]+)",$', reg, flags=re.M)
+    names = re.findall(r'^  "((?:sm90|tiny[dbt]?)_[^"]+)",$', reg, flags=re.M)
     assert names == sorted(c.name for c in configs)
     params = [json.loads(p.replace('\\"', '"')) for p in re.findall(r'^  "(\{.*\})",$', reg, flags=re.M)]
     assert [kernel_from_dict(p).name for p in params] == names
@@ -310,15 +311,18 @@ def test_direct_kernels_take_k_up_to_their_tile_data_parallel_only() -> None:
     assert fam.supports(64, 64, 16384, piped) and 2 in fam.decompositions(piped)
 
 
-# ---------------------------------------------------------------------------- bulk-fed kernels
+# ---------------------------------------------------------------------------- bulk- and tensor-fed kernels
 
 
-def test_bulk_config_names_dict_and_panels() -> None:
-    b = TinyConfig(32, 32, 512, 2, 1, b_major="k", loads="bulk")
-    assert b.name == "tinyb_32x32x512_w2x1_bk" and b.to_dict()["loads"] == "bulk"
+@pytest.mark.parametrize(("loads", "prefix", "spare"), [("bulk", "tinyb", 0), ("tensor", "tinyt", 1024)])
+def test_panel_config_names_dict_and_panels(loads: str, prefix: str, spare: int) -> None:
+    b = TinyConfig(32, 32, 512, 2, 1, b_major="k", loads=loads)
+    assert b.name == f"{prefix}_32x32x512_w2x1_bk" and b.to_dict()["loads"] == loads
     assert TinyConfig.from_dict(b.to_dict()) == b and kernel_from_dict(b.to_dict()) == b
-    assert b.smem_bytes() == (32 + 32) * 512 * 2  # the A and B panels at K = tile_k
-    assert all(c.smem_bytes() <= SMEM_BYTES_SM90 - 1024 for c in tiny.bulk_catalog())
+    # the A and B panels at K = tile_k (tensor: and the spare that aligns the swizzled boxes)
+    assert b.smem_bytes() == (32 + 32) * 512 * 2 + spare
+    panel_kernels = [*tiny.bulk_catalog(), *tiny.tensor_catalog()]
+    assert all(c.smem_bytes() <= SMEM_BYTES_SM90 - 1024 for c in panel_kernels)
 
 
 @pytest.mark.parametrize(
@@ -326,33 +330,37 @@ def test_bulk_config_names_dict_and_panels() -> None:
     [
         (dict(b_major="n"), "K-major"),
         (dict(stages=4), "no pipeline"),
-        (dict(tile_k=32), "tile_k"),  # a bulk panel is 64 to 512 halfs wide
+        (dict(tile_k=32), "tile_k"),  # a panel is 64 to 512 halfs wide (a tensor copy's whole boxes of 64)
         (dict(tile_n=128, warps_n=2), "warp tile N"),
         (dict(tile_m=256, tile_n=128, warps_m=1, warps_n=4, tile_k=64), "accumulators"),
         (dict(tile_m=128, tile_n=128, warps_m=4, warps_n=4, tile_k=512), "over shared memory"),
         (dict(tile_m=64, tile_n=64, warps_m=4, warps_n=8), "512 threads"),
     ],
 )
-def test_bulk_config_validation(fields: dict, match: str) -> None:
-    base = dict(tile_m=32, tile_n=32, tile_k=256, warps_m=2, warps_n=1, b_major="k", loads="bulk")
+@pytest.mark.parametrize("loads", ["bulk", "tensor"])
+def test_panel_config_validation(loads: str, fields: dict, match: str) -> None:
+    base = dict(tile_m=32, tile_n=32, tile_k=256, warps_m=2, warps_n=1, b_major="k", loads=loads)
     with pytest.raises(ConfigError, match=match):
         TinyConfig(**{**base, **fields})
 
 
-def test_bulk_kernels_take_k_up_to_their_tile_data_parallel_only() -> None:
+@pytest.mark.parametrize("loads", ["bulk", "tensor"])
+def test_panel_kernels_take_k_up_to_their_tile_data_parallel_only(loads: str) -> None:
     from cuda_l2_explorer.tuner.search_space import sweep_group, variants_for
 
-    b = TinyConfig(64, 64, 512, 4, 2, b_major="k", loads="bulk").to_dict()
+    b = TinyConfig(64, 64, 512, 4, 2, b_major="k", loads=loads).to_dict()
     fam = families.family_of(b)
     assert fam.supports(64, 64, 512, b) and not fam.supports(64, 64, 520, b)
     assert "shared memory" in (fam.why_not(64, 64, 1024, b) or "")
     assert fam.decompositions(b) == (0, 1)
     assert all(v.splits == 1 for v in variants_for(256, 256, 512, b, 132))
-    assert sweep_group(b).endswith("/bulk")
+    assert sweep_group(b).endswith(f"/{loads}")
 
 
 def test_tiny_tu_renders_each_entry_kind_once_per_kernel() -> None:
     tu = families.render_tu(tiny_catalog())
     assert tu.count("using E = BulkEntry<Shape>;") == len(tiny.bulk_catalog())
+    assert tu.count("using E = TensorEntry<Shape>;") == len(tiny.tensor_catalog())
     assert tu.count("using E = DirectEntry<Shape>;") == len(tiny.direct_catalog())
     assert "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes" in tu
+    assert "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes" in tu

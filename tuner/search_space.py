@@ -273,8 +273,9 @@ def sweep_group(params: Mapping[str, Any]) -> str:
     family = family_of(params)
     if family.split_partials_in_memory:
         return family.name
-    # the tiny family's register-direct and bulk-fed kernels are designs of their own, measured whole too
-    loads = f"/{params['loads']}" if params.get("loads") in ("direct", "bulk") else ""
+    # the tiny family's register-direct, bulk- and tensor-fed kernels are designs of their own,
+    # measured whole too
+    loads = f"/{params['loads']}" if params.get("loads") in ("direct", "bulk", "tensor") else ""
     return f"{family.name}/{params.get('reduce', 'cluster')}{loads}"
 
 

@@ -40,6 +40,10 @@ read from shared memory that one thread fills with bulk copies of the CTA's A an
 x K, contiguous) against one mbarrier: a tile's bytes move as a TMA kernel moves them, without a
 per-stage pipeline (benchmarks/tuner/movement_floor's ``bulk_`` rows: 0.2-0.3 us a call above the
 untiled floor at tiny shapes, where every tiny GEMM measured sits ~1 us above it).
+Tensor-fed kernels (``loads="tensor"``, the same limits): the bulk kernels with their panels
+brought by tensor copies in 64-wide k boxes with the 128-byte swizzle, so that a warp's fragment
+reads of eight rows meet in eight bank groups instead of one (session 31's tiny_floor/bulk_bisect:
+the bulk kernels' unswizzled reads cost 0.3-0.9 us a call at K = 128-256).
 
 Layouts (SPEC section 4): A MxK row-major; B KxN row-major (``b_major='n'``, the user's ``b``) or
 column-major (``'k'``, SPEC's ``b_col_major``); C MxN row-major. Any M, N and K multiples of 8
@@ -77,10 +81,13 @@ MAX_THREADS = 512
 MAX_ACCUMULATORS = 128
 SMEM_PAD_HALFS = 8  # a 16-byte skew per shared-memory row: conflict-free ldmatrix without a swizzle
 # Register-direct kernels (loads = "direct"): all of K (up to tile_k) in registers, 16 bytes a load;
-# bulk-fed ones (loads = "bulk"): all of K in shared memory, fragments read from there the same way.
-LOADS: tuple[str, ...] = ("smem", "direct", "bulk")
-ONE_PASS_LOADS: tuple[str, ...] = ("direct", "bulk")  # all of K at once: K <= tile_k, no split-K
-BULK_TILE_KS: tuple[int, ...] = (64, 128, 256, 512)
+# bulk-fed ones (loads = "bulk"): all of K in shared memory, fragments read from there the same way;
+# tensor-fed ones (loads = "tensor"): the same from swizzled tensor-copy boxes.
+LOADS: tuple[str, ...] = ("smem", "direct", "bulk", "tensor")
+ONE_PASS_LOADS: tuple[str, ...] = ("direct", "bulk", "tensor")  # all of K at once: K <= tile_k, no split-K
+PANEL_LOADS: tuple[str, ...] = ("bulk", "tensor")  # all of K in shared memory
+SWIZZLE_ALIGN_BYTES = 1024  # a swizzled box starts 1024-byte aligned: spare bytes in the launch
+BULK_TILE_KS: tuple[int, ...] = (64, 128, 256, 512)  # also a tensor copy's whole boxes of 64 k
 DIRECT_TILE_KS: tuple[int, ...] = (32, 64, 128, 256)
 DIRECT_WARP_NS: tuple[int, ...] = (8, 16, 32)  # one C store of 2 * warp tile N / 8 halfs a row
 # Fragment registers a thread may hold (A, B and the accumulators): ptxas keeps ~160 without spills
@@ -103,9 +110,9 @@ class TinyConfig(ConfigRecord):
     family: Literal["sm90_mma_tiny"] = "sm90_mma_tiny"
     # "smem": the cp.async / ldmatrix pipeline; "direct": no shared memory, fragments loaded into
     # registers (K <= tile_k, B K-major; tiny_gemm.cuh says how); "bulk": the same fragments read
-    # from panels bulk-copied into shared memory. Left out of the dict when "smem", so every
-    # earlier kernel keeps its name and hash.
-    loads: Literal["smem", "direct", "bulk"] = "smem"
+    # from panels bulk-copied into shared memory; "tensor": from swizzled tensor-copy boxes. Left out
+    # of the dict when "smem", so every earlier kernel keeps its name and hash.
+    loads: Literal["smem", "direct", "bulk", "tensor"] = "smem"
 
     def __post_init__(self) -> None:
         validate(self)
@@ -137,12 +144,14 @@ class TinyConfig(ConfigRecord):
         return 32 * self.warps_m * self.warps_n
 
     def smem_bytes(self) -> int:
-        """Dynamic shared memory: padded A and B tiles per stage, the panels at K = tile_k (bulk), none
-        (direct)."""
+        """Dynamic shared memory: padded A and B tiles per stage, the panels at K = tile_k (bulk; tensor
+        with the swizzle's alignment spare), none (direct)."""
         if self.loads == "direct":
             return 0
         if self.loads == "bulk":
             return (self.tile_m + self.tile_n) * self.tile_k * ELEM_BYTES
+        if self.loads == "tensor":
+            return (self.tile_m + self.tile_n) * self.tile_k * ELEM_BYTES + SWIZZLE_ALIGN_BYTES
         a = self.tile_m * (self.tile_k + SMEM_PAD_HALFS)
         if self.b_major == "k":
             b = self.tile_n * (self.tile_k + SMEM_PAD_HALFS)
@@ -189,8 +198,8 @@ def check_accumulators(cfg: TinyConfig) -> None:
 
 
 def validate_one_pass(cfg: TinyConfig) -> None:
-    """A register-direct or bulk-fed kernel's limits (tiny_gemm.cuh's DirectShape and BulkEntry
-    assert the same)."""
+    """A register-direct, bulk-fed or tensor-fed kernel's limits (tiny_gemm.cuh's DirectShape,
+    BulkEntry and TensorEntry assert the same)."""
     kind = cfg.loads
     tile_ks = DIRECT_TILE_KS if kind == "direct" else BULK_TILE_KS
     check_fields(
@@ -213,7 +222,7 @@ def validate_one_pass(cfg: TinyConfig) -> None:
         raise ConfigError(
             f"warp tile N must be one of {DIRECT_WARP_NS}: tile_n {cfg.tile_n} / warps_n {cfg.warps_n}"
         )
-    if kind == "bulk":  # one k block of fragments at a time: the accumulators and the panels bound it
+    if kind in PANEL_LOADS:  # one k block of fragments at a time: the accumulators and the panels bound it
         check_accumulators(cfg)
         if cfg.smem_bytes() > SMEM_BYTES_SM90 - 1024:
             raise ConfigError(f"panels of {cfg.smem_bytes()} bytes at K = {cfg.tile_k}: over shared memory")
@@ -277,6 +286,7 @@ def tiny_catalog() -> list[TinyConfig]:
         TinyConfig(64, 64, 128, 2, 2, 6),
         *direct_catalog(),
         *bulk_catalog(),
+        *tensor_catalog(),
     ]
     names = [c.name for c in cat]
     assert len(set(names)) == len(names), "duplicate names in the tiny catalog"
@@ -330,6 +340,11 @@ def bulk_catalog() -> list[TinyConfig]:
     ]
 
 
+def tensor_catalog() -> list[TinyConfig]:
+    """The bulk kernels' tiles fed by swizzled tensor copies (their reads free of bank conflicts)."""
+    return [TinyConfig(**{**c.to_dict(), "loads": "tensor"}) for c in bulk_catalog()]
+
+
 # ---------------------------------------------------------------------------- CUDA source
 
 PREAMBLE = "tuner/csrc/tiny_gemm.cuh"
@@ -349,7 +364,7 @@ def render_kernel(cfg: TinyConfig) -> str:
         warps_n=cfg.warps_n,
     )
     if cfg.loads in ONE_PASS_LOADS:
-        entry = "DirectEntry" if cfg.loads == "direct" else "BulkEntry"
+        entry = {"direct": "DirectEntry", "bulk": "BulkEntry", "tensor": "TensorEntry"}[cfg.loads]
         return render(DIRECT_KERNEL_TEMPLATE, entry=entry, **tile) + entry_points(cfg.name)
     b_k_major = "true" if cfg.b_major == "k" else "false"
     return render(KERNEL_TEMPLATE, stages=cfg.stages, b_k_major=b_k_major, **tile) + entry_points(cfg.name)

@@ -137,9 +137,9 @@ def test_own_kernel_correct_twice(name: str, shape: tuple[int, int, int], worksp
 
 
 def _holds_k(kern, k: int, splits: int) -> bool:
-    """A register-direct or bulk-fed tiny kernel runs K up to its tile_k, data parallel only (the
-    rest: always)."""
-    if kern.params.get("loads") not in ("direct", "bulk"):
+    """A one-pass tiny kernel (register-direct, bulk- or tensor-fed) runs K up to its tile_k, data
+    parallel only (the rest: always)."""
+    if kern.params.get("loads") not in tiny.ONE_PASS_LOADS:
         return True
     return k <= int(kern.params["tile_k"]) and splits == 1
 

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <atomic>
+#include <cuda.h>  // CUtensorMap and its encoder's types (the encoder comes through the runtime)
 #include <cuda_runtime.h>
 #include <cuda_fp16.h>
 
@@ -573,6 +574,138 @@ struct BulkEntry : OnePassEntry<S, BulkEntry<S>> {
     if (int st = opt_in_once(opted_in, tiny_bulk_kernel<S>, kMaxSmemBytesUsed)) return st;
     const int panels = (S::kBM + S::kBN) * K * 2;  // the A and B panels at this K
     return BulkEntry::launch(tiny_bulk_kernel<S>, panels, A, B, C, M, N, K, raster, swizzle, decomp, splits, stream);
+  }
+};
+
+// ---- Tensor-fed kernels (TinyConfig.loads = "tensor"): K <= BK, B column-major (N x K) ----
+// The bulk kernels with the panels brought by tensor copies (cp.async.bulk.tensor) in boxes of
+// kBM (kBN) rows x 64 halfs with the 128-byte swizzle: a row's 16-byte chunk c lands at chunk
+// c ^ (row % 8) of its 128-byte line, so a warp's fragment reads of eight rows (one chunk each,
+// rows 128 bytes apart) meet in eight different bank groups where the bulk kernels' unswizzled
+// rows meet in one (8-way conflicts: 0.3-0.9 us a call at K = 128-256 in session 31's
+// tiny_floor/bulk_bisect.cu). Rows past M or N and k past K land as zeros (the copies' fill).
+constexpr int kBoxK = 64;  // halfs: one 128-byte line, the swizzle's span
+
+struct TensorParams {
+  CUtensorMap a, b;  // A (M x K) and B (N x K), both K-contiguous
+  TinyParams p;
+};
+
+__device__ __forceinline__ void tensor_box(uint32_t dst, const CUtensorMap* map, int k, int row, uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
+          dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(k), "r"(row), "r"(bar)
+      : "memory");
+}
+
+// 16-byte chunk `chunk` (0..7) of row `row` of a swizzled box (rows of kBoxK halfs).
+__device__ __forceinline__ uint4 swizzled_chunk(const __half* box, int row, int chunk) {
+  return *reinterpret_cast<const uint4*>(box + row * kBoxK + ((chunk ^ (row & 7)) << 3));
+}
+
+template <class S>
+__global__ void __launch_bounds__(S::kThreads) tiny_tensor_kernel(const __grid_constant__ TensorParams tp) {
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  __shared__ __align__(8) uint64_t landed;
+  const TinyParams& p = tp.p;
+  // The swizzle repeats every 1024 bytes from a 1024-byte aligned box: the launch adds 1024 spare.
+  const uint32_t skip = (1024 - (smem_u32(smem_raw) & 1023)) & 1023;
+  const int boxes = (p.K + kBoxK - 1) / kBoxK;
+  const __half* const sA = reinterpret_cast<const __half*>(smem_raw + skip);  // boxes x (kBM x kBoxK)
+  const __half* const sB = sA + boxes * S::kBM * kBoxK;                       // boxes x (kBN x kBoxK)
+  const int m0 = blockIdx.y * S::kBM, n0 = blockIdx.x * S::kBN;
+  const uint32_t bar = smem_u32(&landed);
+  if (threadIdx.x == 0) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(bar));
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");  // visible to the copies
+    const uint32_t bytes = (S::kBM + S::kBN) * boxes * kBoxK * 2;          // whole boxes, fill included
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+    for (int j = 0; j < boxes; ++j) {
+      tensor_box(smem_u32(sA + j * S::kBM * kBoxK), &tp.a, j * kBoxK, m0, bar);
+      tensor_box(smem_u32(sB + j * S::kBN * kBoxK), &tp.b, j * kBoxK, n0, bar);
+    }
+  }
+  __syncthreads();  // the barrier is initialised before anyone waits on it
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int warp_m = warp / (S::kBN / S::kWarpN), warp_n = warp % (S::kBN / S::kWarpN);
+  const int g = lane >> 2, t = lane & 3;
+  wait_landed(bar);
+  float acc[S::kMI][S::kNT][4] = {};
+  const int blocks = (p.K + 31) / 32;  // within the boxes: chunks past K read the fill's zeros
+#pragma unroll 4
+  for (int kb = 0; kb < blocks; ++kb) {
+    const __half* box_a = sA + (kb >> 1) * S::kBM * kBoxK;
+    const __half* box_b = sB + (kb >> 1) * S::kBN * kBoxK;
+    const int chunk = (kb & 1) * 4 + t;  // lane t's 16 bytes of the 32-wide block: the K permutation
+    uint4 a[S::kMI][2], b[S::kNT];
+#pragma unroll
+    for (int mi = 0; mi < S::kMI; ++mi)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) a[mi][h] = swizzled_chunk(box_a, warp_m * S::kWarpM + fragment_row<S>(mi, h, g), chunk);
+#pragma unroll
+    for (int f = 0; f < S::kNT; ++f) b[f] = swizzled_chunk(box_b, warp_n * S::kWarpN + fragment_col<S>(f, g), chunk);
+    permuted_mma_block<S>(acc, a, b);
+  }
+  store_permuted<S>(p, acc, m0 + warp_m * S::kWarpM, n0 + warp_n * S::kWarpN, g, t);
+}
+
+// cuTensorMapEncodeTiled through the runtime (no link against the driver library), looked up once.
+using EncodeTiledFn = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
+                                   const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
+                                   CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+inline EncodeTiledFn encode_tiled() {
+  static std::atomic<void*> fn{nullptr};
+  void* f = fn.load(std::memory_order_acquire);
+  if (!f) {
+    cudaDriverEntryPointQueryResult found;
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &found) !=
+            cudaSuccess ||
+        found != cudaDriverEntryPointSuccess) {
+      (void)cudaGetLastError();
+      return nullptr;
+    }
+    fn.store(f, std::memory_order_release);
+  }
+  return reinterpret_cast<EncodeTiledFn>(f);
+}
+
+// The map of a rows x k fp16 matrix (K contiguous) in swizzled boxes of box_rows x kBoxK.
+inline int tile_map(CUtensorMap* map, const void* base, int rows, int k, int box_rows) {
+  const EncodeTiledFn encode = encode_tiled();
+  if (!encode) return kCudaError;
+  const cuuint64_t dims[2] = {cuuint64_t(k), cuuint64_t(rows)}, strides[1] = {cuuint64_t(k) * 2};
+  const cuuint32_t box[2] = {kBoxK, cuuint32_t(box_rows)}, step[2] = {1, 1};
+  return encode(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, const_cast<void*>(base), dims, strides, box, step,
+                CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS
+             ? kOk
+             : kCannotImplement;
+}
+
+template <class S>
+struct TensorEntry : OnePassEntry<S, TensorEntry<S>> {
+  static_assert(S::kBK % kBoxK == 0 && S::kBM % 8 == 0 && S::kBN % 8 == 0 && S::kBM <= 256 && S::kBN <= 256,
+                "whole boxes of 64 k, box rows a multiple of the swizzle's 8 and at most 256");
+  static constexpr int kMaxSmemBytesUsed = (S::kBM + S::kBN) * S::kBK * 2 + 1024;  // the panels at K = BK
+  static_assert(kMaxSmemBytesUsed <= kMaxSmemBytes - 1024, "the panels must fit shared memory");
+
+  static int run(const void* A, const void* B, void* C, int M, int N, int K, int raster, int swizzle,
+                 int decomp, int splits, void* workspace, size_t workspace_bytes, cudaStream_t stream) {
+    (void)workspace;
+    (void)workspace_bytes;
+    TensorParams tp;
+    if (int st = TensorEntry::params(A, B, C, M, N, K, raster, swizzle, decomp, splits, tp.p)) return st;
+    tp.p.k_tiles = 1;
+    tp.p.splits = 1;
+    if (int st = tile_map(&tp.a, A, M, K, S::kBM)) return st;
+    if (int st = tile_map(&tp.b, B, N, K, S::kBN)) return st;
+    static std::atomic<unsigned long long> opted_in{0};
+    if (int st = opt_in_once(opted_in, tiny_tensor_kernel<S>, kMaxSmemBytesUsed)) return st;
+    const int smem = (S::kBM + S::kBN) * ((K + kBoxK - 1) / kBoxK) * kBoxK * 2 + 1024;
+    const dim3 grid((N + S::kBN - 1) / S::kBN, (M + S::kBM - 1) / S::kBM, 1);
+    return launch_split_k(tiny_tensor_kernel<S>, grid, S::kThreads, smem, stream, tp);
   }
 };
 

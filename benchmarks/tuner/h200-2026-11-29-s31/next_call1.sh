@@ -26,7 +26,7 @@ CUDA_L2_EXPLORER_TUNER_LIB=$new timeout 120 python3 -m pytest -q -rfE -p no:cach
   tests/gpu/test_tuner_own.py >"$top/gpu_tests.log" 2>&1
 echo "gpu tests: exit $? $(tail -1 "$top/gpu_tests.log")" | tee -a "$top/device.txt"
 wait
-names=tinyb_32x32x512_w2x1_bk,tinyb_16x32x512_w1x1_bk,tinyb_32x64x512_w2x2_bk,tinyb_64x64x512_w4x2_bk
+names=tinyb_32x32x512_w2x1_bk,tinyb_16x32x512_w1x1_bk,tinyb_32x64x512_w2x2_bk,tinyt_32x32x512_w2x1_bk,tinyt_16x32x512_w1x1_bk,tinyt_32x64x512_w2x2_bk,tinyt_64x64x512_w4x2_bk
 for which in new old; do
   lib=$new && [ $which = old ] && lib=$old
   timeout 90 /tmp/bulk_bisect $S/bisect_configs.txt "$lib" $names 5 >"$top/bisect_$which.csv" 2>>"$top/bisect.log"
