@@ -518,6 +518,45 @@ __device__ __forceinline__ uint4 panel_chunk(const __half* panel, int row, int p
   return k < pitch ? *reinterpret_cast<const uint4*>(panel + row * pitch + k) : make_uint4(0, 0, 0, 0);
 }
 
+// One thread's arrival on the CTA's barrier, expecting `bytes` from the copies it then issues.
+__device__ __forceinline__ void expect_landing(uint32_t bar, uint32_t bytes) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(bar));
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");  // visible to the copies
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+
+// What the bulk- and tensor-fed kernels do once thread 0 has issued the copies: wait for the panels
+// on `bar`, run the MMAs of every 32-wide k block from fragments `chunk_a(row, kb, t)` and
+// `chunk_b(row, kb, t)` return (row of the CTA's A or B panel; lane t's 16 bytes of block kb, the
+// K permutation), store C.
+// A runtime trip count, no branch in the loop's body: unrolled, the next blocks' shared loads issue
+// under this block's MMAs. (Unrolled to kKB with a `break` a block, each block's loads waited behind
+// the previous block's MMAs: 0.3-0.9 us a call at K = 128-256 against a GEMM of the same steps,
+// session 31's tiny_floor/bulk_bisect.cu.)
+template <class S, class ChunkA, class ChunkB>
+__device__ __forceinline__ void panel_gemm(const TinyParams& p, int m0, int n0, uint32_t bar, ChunkA chunk_a,
+                                           ChunkB chunk_b) {
+  __syncthreads();  // the barrier is initialised before anyone waits on it
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int warp_m = warp / (S::kBN / S::kWarpN), warp_n = warp % (S::kBN / S::kWarpN);
+  const int g = lane >> 2, t = lane & 3;
+  wait_landed(bar);
+  float acc[S::kMI][S::kNT][4] = {};
+  const int blocks = (p.K + 31) / 32;  // the last block's chunks past K read as zeros
+#pragma unroll 4
+  for (int kb = 0; kb < blocks; ++kb) {
+    uint4 a[S::kMI][2], b[S::kNT];
+#pragma unroll
+    for (int mi = 0; mi < S::kMI; ++mi)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) a[mi][h] = chunk_a(warp_m * S::kWarpM + fragment_row<S>(mi, h, g), kb, t);
+#pragma unroll
+    for (int f = 0; f < S::kNT; ++f) b[f] = chunk_b(warp_n * S::kWarpN + fragment_col<S>(f, g), kb, t);
+    permuted_mma_block<S>(acc, a, b);
+  }
+  store_permuted<S>(p, acc, m0 + warp_m * S::kWarpM, n0 + warp_n * S::kWarpN, g, t);
+}
+
 template <class S>
 __global__ void __launch_bounds__(S::kThreads) tiny_bulk_kernel(const TinyParams p) {
   extern __shared__ __align__(128) unsigned char smem_raw[];
@@ -528,37 +567,13 @@ __global__ void __launch_bounds__(S::kThreads) tiny_bulk_kernel(const TinyParams
   const uint32_t bar = smem_u32(&landed);
   if (threadIdx.x == 0) {
     const uint32_t a_bytes = min(S::kBM, p.M - m0) * p.K * 2, b_bytes = min(S::kBN, p.N - n0) * p.K * 2;
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(bar));
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");  // visible to the copies
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(a_bytes + b_bytes)
-                 : "memory");
+    expect_landing(bar, a_bytes + b_bytes);
     bulk_panel(smem_u32(sA), p.A + (size_t)m0 * p.K, a_bytes, bar);
     bulk_panel(smem_u32(sB), p.B + (size_t)n0 * p.K, b_bytes, bar);
   }
-  __syncthreads();  // the barrier is initialised before anyone waits on it
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int warp_m = warp / (S::kBN / S::kWarpN), warp_n = warp % (S::kBN / S::kWarpN);
-  const int g = lane >> 2, t = lane & 3;
-  wait_landed(bar);
-  float acc[S::kMI][S::kNT][4] = {};
-  // A runtime trip count, no branch in the loop's body: unrolled, the next blocks' shared loads
-  // issue under this block's MMAs. (Unrolled to kKB with a `break` a block, each block's loads
-  // waited behind the previous block's MMAs: 0.3-0.9 us a call at K = 128-256 against a GEMM of the
-  // same steps, session 31's tiny_floor/bulk_bisect.cu.)
-  const int blocks = (p.K + 31) / 32;  // the last block's chunks past K read as zeros
-#pragma unroll 4
-  for (int kb = 0; kb < blocks; ++kb) {
-    const int k = kb * 32 + 8 * t;
-    uint4 a[S::kMI][2], b[S::kNT];
-#pragma unroll
-    for (int mi = 0; mi < S::kMI; ++mi)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) a[mi][h] = panel_chunk(sA, warp_m * S::kWarpM + fragment_row<S>(mi, h, g), p.K, k);
-#pragma unroll
-    for (int f = 0; f < S::kNT; ++f) b[f] = panel_chunk(sB, warp_n * S::kWarpN + fragment_col<S>(f, g), p.K, k);
-    permuted_mma_block<S>(acc, a, b);
-  }
-  store_permuted<S>(p, acc, m0 + warp_m * S::kWarpM, n0 + warp_n * S::kWarpN, g, t);
+  panel_gemm<S>(
+      p, m0, n0, bar, [&](int row, int kb, int t) { return panel_chunk(sA, row, p.K, kb * 32 + 8 * t); },
+      [&](int row, int kb, int t) { return panel_chunk(sB, row, p.K, kb * 32 + 8 * t); });
 }
 
 template <class S>
@@ -617,37 +632,17 @@ __global__ void __launch_bounds__(S::kThreads) tiny_tensor_kernel(const __grid_c
   const int m0 = blockIdx.y * S::kBM, n0 = blockIdx.x * S::kBN;
   const uint32_t bar = smem_u32(&landed);
   if (threadIdx.x == 0) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(bar));
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");  // visible to the copies
-    const uint32_t bytes = (S::kBM + S::kBN) * boxes * kBoxK * 2;          // whole boxes, fill included
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+    expect_landing(bar, (S::kBM + S::kBN) * boxes * kBoxK * 2);  // whole boxes, the fill included
     for (int j = 0; j < boxes; ++j) {
       tensor_box(smem_u32(sA + j * S::kBM * kBoxK), &tp.a, j * kBoxK, m0, bar);
       tensor_box(smem_u32(sB + j * S::kBN * kBoxK), &tp.b, j * kBoxK, n0, bar);
     }
   }
-  __syncthreads();  // the barrier is initialised before anyone waits on it
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int warp_m = warp / (S::kBN / S::kWarpN), warp_n = warp % (S::kBN / S::kWarpN);
-  const int g = lane >> 2, t = lane & 3;
-  wait_landed(bar);
-  float acc[S::kMI][S::kNT][4] = {};
-  const int blocks = (p.K + 31) / 32;  // within the boxes: chunks past K read the fill's zeros
-#pragma unroll 4
-  for (int kb = 0; kb < blocks; ++kb) {
-    const __half* box_a = sA + (kb >> 1) * S::kBM * kBoxK;
-    const __half* box_b = sB + (kb >> 1) * S::kBN * kBoxK;
-    const int chunk = (kb & 1) * 4 + t;  // lane t's 16 bytes of the 32-wide block: the K permutation
-    uint4 a[S::kMI][2], b[S::kNT];
-#pragma unroll
-    for (int mi = 0; mi < S::kMI; ++mi)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) a[mi][h] = swizzled_chunk(box_a, warp_m * S::kWarpM + fragment_row<S>(mi, h, g), chunk);
-#pragma unroll
-    for (int f = 0; f < S::kNT; ++f) b[f] = swizzled_chunk(box_b, warp_n * S::kWarpN + fragment_col<S>(f, g), chunk);
-    permuted_mma_block<S>(acc, a, b);
-  }
-  store_permuted<S>(p, acc, m0 + warp_m * S::kWarpM, n0 + warp_n * S::kWarpN, g, t);
+  // Block kb is half of box kb / 2 (64 k); the boxes hold k past K as the fill's zeros.
+  panel_gemm<S>(
+      p, m0, n0, bar,
+      [&](int row, int kb, int t) { return swizzled_chunk(sA + (kb >> 1) * S::kBM * kBoxK, row, (kb & 1) * 4 + t); },
+      [&](int row, int kb, int t) { return swizzled_chunk(sB + (kb >> 1) * S::kBN * kBoxK, row, (kb & 1) * 4 + t); });
 }
 
 // cuTensorMapEncodeTiled through the runtime (no link against the driver library), looked up once.
