@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Session 32, call 1 (nvidia-h200, one GPU; issue 15): the bulk- and tensor-fed tiny kernels after
-# session 31's bisect (library 888fb568 or newer, built here: `python -m cuda_l2_explorer.tuner.build --out
+# session 31's bisect (library bb68b600 or newer, built here: `python -m cuda_l2_explorer.tuner.build --out
 # /tmp/tb`, then `bash benchmarks/device_carry.sh lib`; optionally the previous library, e7a4db31
 # (commit 3daf9b5), as .carry/oldlib.tar.gz: `tar czf .carry/oldlib.tar.gz -C DIR lib/libl2x_tuner-e7a4db31*.so`.
 # Without it the bisect's probe rows (mma_w2 and the moves, also in session 31's call5/call6) anchor the comparison):
