@@ -14,6 +14,8 @@ from cuda_l2_explorer.db.store import Store
 from test_app import _ready
 from textual.widgets import Input
 
+pytestmark = pytest.mark.usefixtures("freeze_what_outlives_it")  # conftest.py
+
 SIZE = (160, 48)
 SMALL = (80, 24)  # the smallest terminal the app is laid out for: the key figures stay in view
 
