@@ -18,6 +18,7 @@ from pathlib import Path
 
 import background_builds
 import pytest
+import run_shared
 from sm90a_compiles import (
     BACKGROUND,
     sm90a_compiles,  # noqa: F401 (a session fixture: test_tuner, test_export)
@@ -290,13 +291,20 @@ def pytest_collection_finish(session):
 
     The two CUTLASS SM90 compiles start in the background now, at the lowest priority
     (tests/sm90a_compiles.py), when a collected test needs them; then the builds that a few tests
-    read (tests/background_builds.py). Not for --collect-only: the session would wait for them."""
+    read (tests/background_builds.py). Once a run: the first process of the run to get here claims
+    them all, the others (``pytest -n 2``'s other worker) wait for their results
+    (tests/run_shared.py). Not for --collect-only: the session would wait for them."""
     gc.collect()
     gc.freeze()
     if session.config.option.collectonly:
         return
-    start_if_needed(session.items)
-    background_builds.start_if_needed(session.items, after=BACKGROUND.futures or ())
+    with run_shared.claiming():  # one process of the run claims them all (tests/run_shared.py)
+        start_if_needed(session.items)
+        background_builds.start_if_needed(session.items, after=BACKGROUND.futures)
+
+
+def pytest_configure(config):
+    run_shared.configure()
 
 
 def pytest_sessionfinish(session, exitstatus):
@@ -304,9 +312,13 @@ def pytest_sessionfinish(session, exitstatus):
     BACKGROUND.close()
 
 
+def pytest_unconfigure(config):
+    run_shared.unconfigure()
+
+
 @pytest.fixture(scope="session")
 def project_wheel() -> Path:
-    """The repository's wheel, built once a session in the background (tests/background_builds.py)."""
+    """The repository's wheel, built once a run in the background (tests/background_builds.py)."""
     return background_builds.BACKGROUND.result("wheel")
 
 
