@@ -1,30 +1,28 @@
-"""Builds that a few tests only read, each made once a session: the project's wheel (test_bundled,
+"""Builds that a few tests only read, each made once a test run: the project's wheel (test_bundled,
 test_wheel_export), the native baselines library (test_native_build) and one library of each of
 our own families (test_tuner_own_abi: 15-20 s of nvcc for the wgmma one). Like the SM90 compiles
 (tests/sm90a_compiles.py), they start in the background as soon as the collection shows a test
 that asks for them (conftest's ``pytest_collection_finish``), at the lowest CPU priority, so they
 use what the tests leave idle; the tests wait for what is left, if anything. One build at a time,
 and the one that includes CUTLASS headers only once the SM90 compiles are done: no more nvcc at
-once than before (the CI's memory).
+once than before (the CI's memory). Once a run: with ``pytest -n 2`` one worker builds, the
+other reads its results (tests/run_shared.py).
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
-import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 
 from cuda_l2_explorer.importer.harness import toolchain
 from cuda_l2_explorer.tuner import build, tiny, wgmma
 from cuda_l2_explorer.tuner.families import family_of
+from run_shared import SharedJobs
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -120,43 +118,35 @@ JOBS: dict[str, tuple[Job, Callable[[], bool]]] = {
 }
 
 
-def _run(job: Job, out: Path, tools: Tools, after: tuple[Future, ...]):
-    if job.heavy:
-        wait(after)  # the SM90 compiles first: they are wanted earlier
-    with contextlib.suppress(OSError, AttributeError):  # not Linux: run at the usual priority
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)  # and the processes it starts
-    return job.make(out, tools)
-
-
 class _Background:
+    """The builds, one at a time, in a thread of the process of the run that claims them first
+    (tests/run_shared.py: with ``pytest -n 2`` the other worker waits for their results)."""
+
     def __init__(self) -> None:
-        self.pool: ThreadPoolExecutor | None = None
-        self.base: Path | None = None
+        self.jobs = SharedJobs("builds", threads=1)  # one at a time
         self.tools: Tools | None = None
-        self.futures: dict[str, Future] = {}
+
+    def _maker(self, key: str) -> Callable[[Path], object]:
+        if self.tools is None:
+            self.tools = Tools(build.find_nvcc(), build.find_cutlass(), dict(os.environ))
+        make, tools = JOBS[key][0].make, self.tools
+        return lambda out: make(out, tools)
 
     def start(self, fixtures: set[str], after: tuple[Future, ...] = ()) -> None:
-        if self.pool is None:
-            self.base = Path(tempfile.mkdtemp(prefix="background-builds-"))
-            self.pool = ThreadPoolExecutor(1, thread_name_prefix="background-build")  # one at a time
-            self.tools = Tools(build.find_nvcc(), build.find_cutlass(), dict(os.environ))
-        for key, (job, wanted) in JOBS.items():
-            if job.fixture in fixtures and key not in self.futures and wanted():
-                out = self.base / key
-                out.mkdir()
-                self.futures[key] = self.pool.submit(_run, job, out, self.tools, after)
+        wanted = {
+            key: self._maker(key)
+            for key, (job, is_wanted) in JOBS.items()
+            if job.fixture in fixtures and key not in self.jobs.futures and is_wanted()
+        }
+        # The one that includes CUTLASS headers waits for the SM90 compiles: they are wanted earlier.
+        self.jobs.start(wanted, after={key: after for key in wanted if JOBS[key][0].heavy})
 
     def result(self, key: str):
         """The job's result (its exception, raised here); started now if the collection missed it."""
-        if key not in self.futures:
-            self.start({JOBS[key][0].fixture})
-        return self.futures[key].result()
+        return self.jobs.result(key, self._maker(key))
 
     def close(self) -> None:
-        if self.pool is not None:
-            self.pool.shutdown(wait=True, cancel_futures=True)
-        if self.base is not None:
-            shutil.rmtree(self.base, ignore_errors=True)
+        self.jobs.close()
 
 
 BACKGROUND = _Background()

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import csv
+import gc
 import json
 import os
 import shutil
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import background_builds
 import pytest
+import run_shared
 from sm90a_compiles import (
     BACKGROUND,
     sm90a_compiles,  # noqa: F401 (a session fixture: test_tuner, test_export)
@@ -159,6 +161,17 @@ def _app_template(tmp_path_factory) -> Path:
 
 
 @pytest.fixture
+def freeze_what_outlives_it():
+    """For a test that runs the app: its garbage collected once it ends, and what outlives it
+    (Textual's module caches of strips, styles and regions: ~100k objects after a few apps) frozen
+    with the session's heap (``pytest_collection_finish``), out of the full passes that otherwise
+    walk it again after every app (~0.1 s a pass on the CI's cores, 1-2 passes an app)."""
+    yield
+    gc.collect()
+    gc.freeze()
+
+
+@pytest.fixture
 def app_db(db_path, _app_template):
     """The hand-made published fixture plus two measured configs of a set measured on an H100
     (made once a session, copied for each test)."""
@@ -269,13 +282,29 @@ def fake_config(tmp_path_factory):
 
 
 def pytest_collection_finish(session):
-    """The two CUTLASS SM90 compiles start in the background now, at the lowest priority
+    """What the collection loaded (Textual, Polars, DuckDB, the test modules) lives as long as the
+    session: it is frozen out of the collector's full passes, as the app freezes what it holds
+    (app.py), and an app test freezes what outlives it (``freeze_what_outlives_it``). An app under
+    a freeze it did not make leaves it be (test_app's test of the freeze runs the app both ways);
+    each app test used to freeze the whole heap and unfreeze it on closing, and the full passes
+    after it walked all of it again.
+
+    The two CUTLASS SM90 compiles start in the background now, at the lowest priority
     (tests/sm90a_compiles.py), when a collected test needs them; then the builds that a few tests
-    read (tests/background_builds.py). Not for --collect-only: the session would wait for them."""
+    read (tests/background_builds.py). Once a run: the first process of the run to get here claims
+    them all, the others (``pytest -n 2``'s other worker) wait for their results
+    (tests/run_shared.py). Not for --collect-only: the session would wait for them."""
+    gc.collect()
+    gc.freeze()
     if session.config.option.collectonly:
         return
-    start_if_needed(session.items)
-    background_builds.start_if_needed(session.items, after=BACKGROUND.futures or ())
+    with run_shared.claiming():  # one process of the run claims them all (tests/run_shared.py)
+        start_if_needed(session.items)
+        background_builds.start_if_needed(session.items, after=BACKGROUND.futures)
+
+
+def pytest_configure(config):
+    run_shared.configure()
 
 
 def pytest_sessionfinish(session, exitstatus):
@@ -283,9 +312,13 @@ def pytest_sessionfinish(session, exitstatus):
     BACKGROUND.close()
 
 
+def pytest_unconfigure(config):
+    run_shared.unconfigure()
+
+
 @pytest.fixture(scope="session")
 def project_wheel() -> Path:
-    """The repository's wheel, built once a session in the background (tests/background_builds.py)."""
+    """The repository's wheel, built once a run in the background (tests/background_builds.py)."""
     return background_builds.BACKGROUND.result("wheel")
 
 

@@ -4,18 +4,15 @@ build path (test_tuner.py) and the cmake export's hgemm.cu with the export's own
 ``pytest_collection_finish``), one per core of the CI's two, at the lowest CPU priority: they use
 what the tests before them leave idle (subprocess waits, servers, sleeps) and yield the cores
 whenever a test wants them, so a timing test does not feel them. The tests that need them wait
-for what is left, if anything.
+for what is left, if anything. Once a run: with ``pytest -n 2`` one worker compiles, the other
+reads its results (tests/run_shared.py).
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
-import shutil
 import subprocess
-import tempfile
-import threading
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +21,7 @@ from cuda_l2_explorer.engine.export import formats, plan_export, render_files, w
 from cuda_l2_explorer.tuner import build
 from cuda_l2_explorer.tuner.catalog import KernelConfig
 from export_fixtures import TINY, write_manifest
+from run_shared import SharedJobs
 
 TUNER_CONFIG = KernelConfig(128, 128)  # a persistent cooperative kernel
 
@@ -50,44 +48,33 @@ def _compile_export(folder: Path, nvcc: str, cutlass: build.CutlassInfo) -> subp
 
 
 class _Background:
-    """The two compiles in two threads; each thread lowers its own priority first (Linux keeps a
-    nice value per thread), and the nvcc processes it starts inherit it."""
+    """The two compiles in two threads of the process of the run that claims them first
+    (tests/run_shared.py: with ``pytest -n 2`` the other worker waits for their results)."""
 
     def __init__(self) -> None:
-        self.pool: ThreadPoolExecutor | None = None
-        self.folders: tuple[Path, Path] | None = None
-        self.futures: tuple[Future, Future] | None = None
+        self.jobs = SharedJobs("sm90a", threads=2)  # each thread waits on its nvcc
+
+    @property
+    def futures(self) -> tuple[Future, ...]:
+        """This process's compiles, for the builds that wait for them (tests/background_builds.py)."""
+        return tuple(self.jobs.futures.values())
+
+    def _makers(self, nvcc: str, cutlass: build.CutlassInfo) -> dict[str, Callable[[Path], object]]:
+        return {
+            "tuner": lambda out: _compile_tuner_unit(out, nvcc, cutlass),
+            "export": lambda out: _compile_export(out, nvcc, cutlass),
+        }
 
     def start(self, nvcc: str, cutlass: build.CutlassInfo) -> None:
-        if self.futures is not None:
-            return
-        base = Path(tempfile.mkdtemp(prefix="sm90a-compiles-"))
-        tuner_dir, export_dir = base / "tuner", base / "export"
-        tuner_dir.mkdir()
-        export_dir.mkdir()
-        self.folders = (tuner_dir, export_dir)
-        self.pool = ThreadPoolExecutor(2, thread_name_prefix="sm90a")  # each thread waits on its nvcc
-        self.futures = (
-            self.pool.submit(_lowest_priority, _compile_tuner_unit, tuner_dir, nvcc, cutlass),
-            self.pool.submit(_lowest_priority, _compile_export, export_dir, nvcc, cutlass),
-        )
+        self.jobs.start(self._makers(nvcc, cutlass))
 
-    def results(self) -> Sm90aCompiles:
-        assert self.futures is not None and self.folders is not None
-        tuner, export = self.futures
-        return Sm90aCompiles(self.folders[0], tuner.result(), self.folders[1] / "src", export.result())
+    def results(self, nvcc: str, cutlass: build.CutlassInfo) -> Sm90aCompiles:
+        makers = self._makers(nvcc, cutlass)
+        tuner, export = (self.jobs.result(key, makers[key]) for key in ("tuner", "export"))
+        return Sm90aCompiles(self.jobs.folder / "tuner", tuner, self.jobs.folder / "export" / "src", export)
 
     def close(self) -> None:
-        if self.pool is not None:
-            self.pool.shutdown(wait=True, cancel_futures=True)
-        if self.folders is not None:
-            shutil.rmtree(self.folders[0].parent, ignore_errors=True)
-
-
-def _lowest_priority(fn, *args):
-    with contextlib.suppress(OSError, AttributeError):  # not Linux: run at the usual priority
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
-    return fn(*args)
+        self.jobs.close()
 
 
 BACKGROUND = _Background()
@@ -113,5 +100,4 @@ def sm90a_compiles() -> Sm90aCompiles:
         pytest.skip("nvcc not found")
     if cutlass is None:
         pytest.skip("CUTLASS headers not found (CUTLASS_DIR or the nvidia-cutlass wheel)")
-    BACKGROUND.start(nvcc, cutlass)  # already running unless the collection missed it
-    return BACKGROUND.results()
+    return BACKGROUND.results(nvcc, cutlass)  # started at the collection (or now, if it missed them)

@@ -22,6 +22,8 @@ from cuda_l2_explorer.engine import lookup as engine_lookup
 from textual import events
 from textual.widgets import Select
 
+pytestmark = pytest.mark.usefixtures("freeze_what_outlives_it")  # conftest.py
+
 SIZE = (140, 45)
 PLANTED_F32 = Path(__file__).parent / "kernelsets" / "planted" / "h100_F32F16F16F32"
 
@@ -74,18 +76,32 @@ async def test_starts_fast_and_loads_in_a_worker(app_db):
 async def test_what_the_app_holds_after_loading_is_out_of_the_collectors_full_passes(app_db):
     """After the first load the app freezes what it holds (a full collection walked it all and
     stalled a key every few seconds for 35-45 ms), and unfreezes it when it closes, so that the
-    interpreter's exit frees it. The snapshot reads the selections off the headline stats: the
-    same selections, in the same order, as the query of their own."""
+    interpreter's exit frees it. A process that froze its heap itself (this test session does:
+    conftest.py) keeps its own freeze: the app neither adds to it nor undoes it. The snapshot reads
+    the selections off the headline stats: the same selections, in the same order, as the query of
+    their own."""
     import gc
 
     from cuda_l2_explorer.app.data import DataSource
 
-    gc.unfreeze()
-    app = ExplorerApp(app_db, with_bundled=False)
-    async with app.run_test(size=SIZE) as pilot:
-        await _ready(pilot)
+    session_frozen = gc.get_freeze_count() > 0
+    try:
+        gc.unfreeze()
+        app = ExplorerApp(app_db, with_bundled=False)
+        async with app.run_test(size=SIZE) as pilot:
+            await _ready(pilot)
+            assert gc.get_freeze_count() > 0 and app.froze_gc
+        assert gc.get_freeze_count() == 0
+        gc.freeze()  # the host's own freeze
+        hosted = ExplorerApp(app_db, with_bundled=False)
+        async with hosted.run_test(size=SIZE) as pilot:
+            await _ready(pilot)
+            assert hosted.selection is not None and not hosted.froze_gc
         assert gc.get_freeze_count() > 0
-    assert gc.get_freeze_count() == 0
+    finally:
+        gc.unfreeze()
+        if session_frozen:
+            gc.freeze()
     source = DataSource(app_db, with_bundled=False)
     assert source.snapshot(None).selections == source.selections() == app.selections
 

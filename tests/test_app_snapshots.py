@@ -7,12 +7,16 @@ data (tests/test_app.py checks the same content by widget id, these check how it
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from conftest import copy_store, store_template
 from cuda_l2_explorer.app.app import ExplorerApp
 from cuda_l2_explorer.db.store import Store
 from test_app import _ready
 from textual.widgets import Input
+
+pytestmark = pytest.mark.usefixtures("freeze_what_outlives_it")  # conftest.py
 
 SIZE = (160, 48)
 SMALL = (80, 24)  # the smallest terminal the app is laid out for: the key figures stay in view
@@ -201,3 +205,14 @@ def test_error_unusable_store(snap_compare, tmp_path, monkeypatch):
     (tmp_path / "bad.duckdb").write_bytes(b"not a database" * 100)
     app = ExplorerApp(tmp_path.joinpath("bad.duckdb").relative_to(tmp_path), with_bundled=False)
     assert _picture(snap_compare, app)
+
+
+def test_every_snapshot_belongs_to_a_test(request):
+    """syrupy fails a run that leaves a snapshot no test reads (a renamed or removed test) only in a
+    single process: under ``pytest -n 2`` (the README's test command) its workers skip that check.
+    Here it is for this module's snapshots, against every test of the module (whatever -k chose)."""
+    module = request.node.getparent(pytest.Module)
+    tests = {item.name for item in module.collect() if "snap_compare" in item.fixturenames}
+    folder = Path(__file__).parent / "__snapshots__" / Path(__file__).stem
+    stale = sorted(p.name for p in folder.iterdir() if p.suffix != ".svg" or p.stem not in tests)
+    assert len(tests) >= 20 and not stale, f"delete the snapshots no test reads: {stale}"

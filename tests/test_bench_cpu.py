@@ -284,16 +284,21 @@ def test_time_budget_stops_starting_configs_and_the_run_resumes(db_path, monkeyp
 
 def test_a_resumed_run_measures_with_the_protocol_it_started_with(db_path, monkeypatch):
     """Options given on --resume (here more samples and another rotation cap) never mix a second
-    protocol into a run: the remaining configs are measured as the first ones were."""
-    monkeypatch.setenv("FAKE_WORKER_DELAY", "0.4")
+    protocol into a run: the remaining configs are measured as the first ones were.
+
+    The first run stops on its time budget, set well inside the first config (0.25 s of 0.8 s): the
+    first config is in flight before the budget can run out, and the run stops with configs left
+    unless the orchestrator's loop, which checks the budget at least every 0.5 s, is starved for
+    2 s (a budget of 0.5 s against 0.4 s a config left it 0.7 s, and a loaded machine overran it)."""
+    monkeypatch.setenv("FAKE_WORKER_DELAY", "0.8")
     shapes = [Shape(64 * i, 64, 64) for i in range(1, 5)]
     plan = _plan(shapes)
     plan.settings = ProtocolSettings(mode="offline", samples=3, rotation_cap=512)
-    plan.time_budget_s = 0.5
+    plan.time_budget_s = 0.25
     with Store.open(db_path) as store:
         _set_row(store)
     run_id, summary = runner.run_plan(_opener(db_path), plan, "test")
-    assert summary["status"] == "interrupted"
+    assert summary["status"] == "interrupted" and 1 <= summary["measured_now"] < len(shapes)
     monkeypatch.setenv("FAKE_WORKER_DELAY", "0")
     with Store.open(db_path) as store:
         found = runner.find_resumable(store, run_id, None, "offline")

@@ -121,6 +121,7 @@ class ExplorerApp(App[None]):
         self.table: pl.DataFrame | None = None
         self.bench_process: subprocess.Popen | None = None
         self.timings: dict[str, float] = {}
+        self.froze_gc = False  # this app froze the collector's view of the heap (unfrozen on close)
 
     # ------------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
@@ -191,8 +192,10 @@ class ExplorerApp(App[None]):
         if not gc.get_freeze_count():
             # What the app holds from here on (modules, widgets, the formatted cells) lives as
             # long as it does: out of the collector's full passes, which otherwise walk it all
-            # and stall a keypress every few seconds for 35-45 ms.
+            # and stall a keypress every few seconds for 35-45 ms. A process that froze its heap
+            # itself keeps its own freeze (the app neither adds to it nor undoes it).
             gc.freeze()
+            self.froze_gc = True
         select = self.query_one("#selection", Select)
         select.set_options([(s.label, i) for i, s in enumerate(self.selections)])
         self.query_one(ComparePane).set_choices([s.label for s in self.selections])
@@ -493,4 +496,6 @@ class ExplorerApp(App[None]):
 
     def on_unmount(self) -> None:
         self.action_cancel_bench()
-        gc.unfreeze()  # the interpreter's exit frees what it holds (DuckDB's bindings report leaks)
+        if self.froze_gc:  # the interpreter's exit frees what it holds (DuckDB's bindings report leaks)
+            gc.unfreeze()
+            self.froze_gc = False
