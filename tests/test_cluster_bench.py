@@ -158,7 +158,9 @@ def _runs(db_path) -> dict[str, dict]:
 def test_a_bench_on_a_cluster_of_two_gpu_types_makes_a_run_per_type(cli, dask_cluster, db_path):
     """One run per GPU type, each with every config once, measured by its own type's workers only
     and labelled with its own device; the CLI's output names both runs."""
-    address = _mixed_cluster(dask_cluster, "0.3")
+    # 1 s a config: long enough that on a loaded machine (the suite in two workers) one H200 worker
+    # cannot measure all five before the other, slower to start its first, takes one (at 0.3 s it did)
+    address = _mixed_cluster(dask_cluster, "1.0")
     mnk = ["64_64_64", "128_64_64", "192_64_64", "256_64_64", "320_64_64"]
     result = cli(
         "--db", db_path, "bench", "--mnk", ",".join(mnk), "--baselines", "cuBLAS-nn,torch.matmul",
