@@ -43,7 +43,8 @@ untiled floor at tiny shapes, where every tiny GEMM measured sits ~1 us above it
 Tensor-fed kernels (``loads="tensor"``, the same limits): the bulk kernels with their panels
 brought by tensor copies in 64-wide k boxes with the 128-byte swizzle, so that a warp's fragment
 reads of eight rows meet in eight bank groups instead of one (session 31's tiny_floor/bulk_bisect:
-the bulk kernels' unswizzled reads cost 0.3-0.9 us a call at K = 128-256).
+the bulk kernels' unswizzled reads cost 0.3-0.9 us a call at K = 128-256), each box on a barrier of
+its own, so that the MMAs of the first 64 k run while the later boxes land.
 
 Layouts (SPEC section 4): A MxK row-major; B KxN row-major (``b_major='n'``, the user's ``b``) or
 column-major (``'k'``, SPEC's ``b_col_major``); C MxN row-major. Any M, N and K multiples of 8

@@ -526,33 +526,40 @@ __device__ __forceinline__ void expect_landing(uint32_t bar, uint32_t bytes) {
 }
 
 // What the bulk- and tensor-fed kernels do once thread 0 has issued the copies: wait for the panels
-// on `bar`, run the MMAs of every 32-wide k block from fragments `chunk_a(row, kb, t)` and
+// on `bar` (kBarrierPerPair: pair kp of 32-wide k blocks on its own barrier at bar + 8 kp, waited
+// for just before its reads, so the MMAs of the first pairs run while the later ones land), run the MMAs of every 32-wide k block from fragments `chunk_a(row, kb, t)` and
 // `chunk_b(row, kb, t)` return (row of the CTA's A or B panel; lane t's 16 bytes of block kb, the
 // K permutation), store C.
-// A runtime trip count, no branch in the loop's body: unrolled, the next blocks' shared loads issue
-// under this block's MMAs. (Unrolled to kKB with a `break` a block, each block's loads waited behind
-// the previous block's MMAs: 0.3-0.9 us a call at K = 128-256 against a GEMM of the same steps,
-// session 31's tiny_floor/bulk_bisect.cu.)
-template <class S, class ChunkA, class ChunkB>
+// Two 32-wide blocks (64 k) an iteration, no branch between them, and a runtime trip count unrolled
+// by 2: the next block's shared loads issue under this block's MMAs. (Unrolled to kKB with a `break`
+// a block, each block's loads waited behind the previous block's MMAs: 0.3-0.9 us a call at K =
+// 128-256, session 31's tiny_floor/bulk_bisect.cu; one block an iteration unrolled by 4 ran the
+// remainder loop block by block at K = 64-128, 4-5% slower there, session 32's call 1.)
+template <class S, bool kBarrierPerPair, class ChunkA, class ChunkB>
 __device__ __forceinline__ void panel_gemm(const TinyParams& p, int m0, int n0, uint32_t bar, ChunkA chunk_a,
                                            ChunkB chunk_b) {
   __syncthreads();  // the barrier is initialised before anyone waits on it
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int warp_m = warp / (S::kBN / S::kWarpN), warp_n = warp % (S::kBN / S::kWarpN);
   const int g = lane >> 2, t = lane & 3;
-  wait_landed(bar);
+  if constexpr (!kBarrierPerPair) wait_landed(bar);
   float acc[S::kMI][S::kNT][4] = {};
-  const int blocks = (p.K + 31) / 32;  // the last block's chunks past K read as zeros
-#pragma unroll 4
-  for (int kb = 0; kb < blocks; ++kb) {
-    uint4 a[S::kMI][2], b[S::kNT];
+  const int pairs = (p.K + 63) / 64;  // chunks past K read as zeros
+#pragma unroll 2
+  for (int kp = 0; kp < pairs; ++kp) {
+    if constexpr (kBarrierPerPair) wait_landed(bar + 8 * kp);
 #pragma unroll
-    for (int mi = 0; mi < S::kMI; ++mi)
+    for (int half = 0; half < 2; ++half) {
+      const int kb = 2 * kp + half;
+      uint4 a[S::kMI][2], b[S::kNT];
 #pragma unroll
-      for (int h = 0; h < 2; ++h) a[mi][h] = chunk_a(warp_m * S::kWarpM + fragment_row<S>(mi, h, g), kb, t);
+      for (int mi = 0; mi < S::kMI; ++mi)
 #pragma unroll
-    for (int f = 0; f < S::kNT; ++f) b[f] = chunk_b(warp_n * S::kWarpN + fragment_col<S>(f, g), kb, t);
-    permuted_mma_block<S>(acc, a, b);
+        for (int h = 0; h < 2; ++h) a[mi][h] = chunk_a(warp_m * S::kWarpM + fragment_row<S>(mi, h, g), kb, t);
+#pragma unroll
+      for (int f = 0; f < S::kNT; ++f) b[f] = chunk_b(warp_n * S::kWarpN + fragment_col<S>(f, g), kb, t);
+      permuted_mma_block<S>(acc, a, b);
+    }
   }
   store_permuted<S>(p, acc, m0 + warp_m * S::kWarpM, n0 + warp_n * S::kWarpN, g, t);
 }
@@ -571,7 +578,7 @@ __global__ void __launch_bounds__(S::kThreads) tiny_bulk_kernel(const TinyParams
     bulk_panel(smem_u32(sA), p.A + (size_t)m0 * p.K, a_bytes, bar);
     bulk_panel(smem_u32(sB), p.B + (size_t)n0 * p.K, b_bytes, bar);
   }
-  panel_gemm<S>(
+  panel_gemm<S, false>(
       p, m0, n0, bar, [&](int row, int kb, int t) { return panel_chunk(sA, row, p.K, kb * 32 + 8 * t); },
       [&](int row, int kb, int t) { return panel_chunk(sB, row, p.K, kb * 32 + 8 * t); });
 }
@@ -622,7 +629,7 @@ __device__ __forceinline__ uint4 swizzled_chunk(const __half* box, int row, int 
 template <class S>
 __global__ void __launch_bounds__(S::kThreads) tiny_tensor_kernel(const __grid_constant__ TensorParams tp) {
   extern __shared__ __align__(128) unsigned char smem_raw[];
-  __shared__ __align__(8) uint64_t landed;
+  __shared__ __align__(8) uint64_t landed[S::kBK / kBoxK];  // a barrier a box (64 k) of A and B
   const TinyParams& p = tp.p;
   // The swizzle repeats every 1024 bytes from a 1024-byte aligned box: the launch adds 1024 spare.
   const uint32_t skip = (1024 - (smem_u32(smem_raw) & 1023)) & 1023;
@@ -630,16 +637,16 @@ __global__ void __launch_bounds__(S::kThreads) tiny_tensor_kernel(const __grid_c
   const __half* const sA = reinterpret_cast<const __half*>(smem_raw + skip);  // boxes x (kBM x kBoxK)
   const __half* const sB = sA + boxes * S::kBM * kBoxK;                       // boxes x (kBN x kBoxK)
   const int m0 = blockIdx.y * S::kBM, n0 = blockIdx.x * S::kBN;
-  const uint32_t bar = smem_u32(&landed);
+  const uint32_t bar = smem_u32(&landed[0]);
   if (threadIdx.x == 0) {
-    expect_landing(bar, (S::kBM + S::kBN) * boxes * kBoxK * 2);  // whole boxes, the fill included
-    for (int j = 0; j < boxes; ++j) {
-      tensor_box(smem_u32(sA + j * S::kBM * kBoxK), &tp.a, j * kBoxK, m0, bar);
-      tensor_box(smem_u32(sB + j * S::kBN * kBoxK), &tp.b, j * kBoxK, n0, bar);
+    for (int j = 0; j < boxes; ++j) {  // in k order: box 0 lands first
+      expect_landing(bar + 8 * j, (S::kBM + S::kBN) * kBoxK * 2);  // whole boxes, the fill included
+      tensor_box(smem_u32(sA + j * S::kBM * kBoxK), &tp.a, j * kBoxK, m0, bar + 8 * j);
+      tensor_box(smem_u32(sB + j * S::kBN * kBoxK), &tp.b, j * kBoxK, n0, bar + 8 * j);
     }
   }
-  // Block kb is half of box kb / 2 (64 k); the boxes hold k past K as the fill's zeros.
-  panel_gemm<S>(
+  // Block kb is half of box kb / 2 (64 k), pair kp is box kp; the boxes hold k past K as zeros.
+  panel_gemm<S, true>(
       p, m0, n0, bar,
       [&](int row, int kb, int t) { return swizzled_chunk(sA + (kb >> 1) * S::kBM * kBoxK, row, (kb & 1) * 4 + t); },
       [&](int row, int kb, int t) { return swizzled_chunk(sB + (kb >> 1) * S::kBN * kBoxK, row, (kb & 1) * 4 + t); });

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 32, call 1 (nvidia-h200, one GPU; issue 15): the bulk- and tensor-fed tiny kernels after
+# Session 32, call 1 (planned in session 31 as its next_call1.sh) (nvidia-h200, one GPU; issue 15): the bulk- and tensor-fed tiny kernels after
 # session 31's bisect (library bb68b600 or newer, built here: `python -m cuda_l2_explorer.tuner.build --out
 # /tmp/tb`, then `bash benchmarks/device_carry.sh lib`; optionally the previous library, e7a4db31
 # (commit 3daf9b5), as .carry/oldlib.tar.gz: `tar czf .carry/oldlib.tar.gz -C DIR lib/libl2x_tuner-e7a4db31*.so`.
@@ -36,4 +36,6 @@ for which in new old; do
   echo "bisect $which: exit $?" | tee -a "$top/device.txt"
 done
 OUT=$top bash benchmarks/tuner/search_ab_merge.sh $S/next_call1_configs.txt "--limit 48" 170 $((480 - 200 - SECONDS)) $SET
+# at most eight files come back: the small text files travel in one tar
+(cd "$top" && tar cf logs.tar --remove-files $(ls *.csv *.txt *.log 2>/dev/null))
 ls -la "$top"
