@@ -22,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 # Update deliberately when the template changes (and re-run the GPU correctness test).
-GOLDEN_TINY_TU_SHA256 = "40a8c0c213613ab951ecadbfa65d45c40ac7a6bdd2d759de6aaa57e9e87343ba"
+GOLDEN_TINY_TU_SHA256 = "024f9eeb7f623a1c0d5a54e4baf195fca87c4623013fd0354b60f3c12d1ffa9a"
 
 ABI_SIGNATURES = (
     "L2X_API int l2x_gemm_{n}(const void* A, const void* B, void* C, int M, int N, int K, int raster,\n"
@@ -45,7 +45,11 @@ def test_tiny_catalog_is_valid_unique_and_stable() -> None:
     bulk = [c for c in cat if c.loads == "bulk"]
     tensor = [c for c in cat if c.loads == "tensor"]
     assert 6 <= len(piped) <= 16 and 6 <= len(direct) <= 16  # a handful of sharp kernels each
-    assert 4 <= len(bulk) <= 16 and len(tensor) == len(bulk)
+    assert 4 <= len(bulk) <= 16
+    # every bulk tile fed by tensor copies too, and a few small tiles with K split over warp groups
+    whole = [c for c in tensor if c.warps_k == 1]
+    assert [(c.tile_m, c.tile_n, c.tile_k) for c in whole] == [(c.tile_m, c.tile_n, c.tile_k) for c in bulk]
+    assert 1 <= len(tensor) - len(whole) <= 8
     assert direct == tiny.direct_catalog() and bulk == tiny.bulk_catalog() and tensor == tiny.tensor_catalog()
     names = [c.name for c in cat]
     assert len(set(names)) == len(names)
@@ -355,6 +359,29 @@ def test_panel_kernels_take_k_up_to_their_tile_data_parallel_only(loads: str) ->
     assert fam.decompositions(b) == (0, 1)
     assert all(v.splits == 1 for v in variants_for(256, 256, 512, b, 132))
     assert sweep_group(b).endswith(f"/{loads}")
+
+
+def test_warps_k_splits_k_over_warp_groups_of_panel_kernels_only() -> None:
+    t = TinyConfig(32, 32, 512, 2, 1, b_major="k", loads="tensor", warps_k=2)
+    assert t.name == "tinyt_32x32x512_w2x1x2_bk" and t.to_dict()["warps_k"] == 2 and t.threads == 128
+    assert TinyConfig.from_dict(t.to_dict()) == t and kernel_from_dict(t.to_dict()) == t
+    # the panels, one fp32 tile a group past the first (group 0 adds them), the swizzle's spare
+    assert t.smem_bytes() == (32 + 32) * 512 * 2 + 32 * 32 * 4 + 1024
+    one = TinyConfig(32, 32, 512, 2, 1, b_major="k", loads="tensor")
+    assert "warps_k" not in one.to_dict() and one.name == "tinyt_32x32x512_w2x1_bk"  # earlier names kept
+    # each group holds the whole tile's accumulators: the bound does not loosen with more groups
+    with pytest.raises(ConfigError, match="accumulators"):
+        TinyConfig(256, 128, 64, 1, 4, b_major="k", loads="bulk", warps_k=4)
+    with pytest.raises(ConfigError, match="warps_k must be one of"):
+        TinyConfig(32, 32, 512, 2, 1, b_major="k", loads="tensor", warps_k=3)
+    with pytest.raises(ConfigError, match="panel kinds"):
+        TinyConfig(32, 32, 128, 2, 1, b_major="k", loads="direct", warps_k=2)
+    with pytest.raises(ConfigError, match="panel kinds"):
+        TinyConfig(32, 32, 64, 2, 2, 4, warps_k=2)
+    with pytest.raises(ConfigError, match="512 threads"):
+        TinyConfig(64, 64, 512, 4, 2, b_major="k", loads="tensor", warps_k=4)
+    tu = families.render_tu([t])
+    assert "using Shape = DirectShape<32, 32, 512, 2, 1, 2>;" in tu and "kPartialBytes" in tu
 
 
 def test_tiny_tu_renders_each_entry_kind_once_per_kernel() -> None:

@@ -91,6 +91,7 @@ SWIZZLE_ALIGN_BYTES = 1024  # a swizzled box starts 1024-byte aligned: spare byt
 BULK_TILE_KS: tuple[int, ...] = (64, 128, 256, 512)  # also a tensor copy's whole boxes of 64 k
 DIRECT_TILE_KS: tuple[int, ...] = (32, 64, 128, 256)
 DIRECT_WARP_NS: tuple[int, ...] = (8, 16, 32)  # one C store of 2 * warp tile N / 8 halfs a row
+WARPS_KS: tuple[int, ...] = (1, 2, 4)  # warp groups splitting K (panel kinds; 1 everywhere else)
 # Fragment registers a thread may hold (A, B and the accumulators): ptxas keeps ~160 without spills
 # beside the addresses (the same bound, checked in validate, keeps it under 255).
 MAX_DIRECT_REGISTERS = 160
@@ -114,6 +115,10 @@ class TinyConfig(ConfigRecord):
     # from panels bulk-copied into shared memory; "tensor": from swizzled tensor-copy boxes. Left out
     # of the dict when "smem", so every earlier kernel keeps its name and hash.
     loads: Literal["smem", "direct", "bulk", "tensor"] = "smem"
+    # Panel kinds: warp groups of warps_m x warps_n that split K (every warps_k-th 64-k box each; their
+    # sums meet in shared memory), so a tile's MMA chain is shorter where K is long. Left out of the
+    # dict when 1, as `loads`.
+    warps_k: int = 1
 
     def __post_init__(self) -> None:
         validate(self)
@@ -122,6 +127,8 @@ class TinyConfig(ConfigRecord):
     def name(self) -> str:
         """Stable identifier, a valid C identifier suffix (``l2x_gemm_<name>``)."""
         tile = f"{self.tile_m}x{self.tile_n}x{self.tile_k}_w{self.warps_m}x{self.warps_n}"
+        if self.warps_k > 1:
+            tile += f"x{self.warps_k}"
         if self.loads in ONE_PASS_LOADS:
             return f"tiny{self.loads[0]}_{tile}_b{self.b_major}"
         return f"tiny_{tile}_s{self.stages}_b{self.b_major}"
@@ -130,6 +137,8 @@ class TinyConfig(ConfigRecord):
         data = super().to_dict()
         if self.loads == "smem":
             del data["loads"]
+        if self.warps_k == 1:
+            del data["warps_k"]
         return data
 
     def direct_registers(self) -> int:
@@ -142,7 +151,11 @@ class TinyConfig(ConfigRecord):
 
     @property
     def threads(self) -> int:
-        return 32 * self.warps_m * self.warps_n
+        return 32 * self.warps_m * self.warps_n * self.warps_k
+
+    def partial_bytes(self) -> int:
+        """Shared memory where warp groups 1.. park their fp32 tiles for group 0 to add."""
+        return (self.warps_k - 1) * self.tile_m * self.tile_n * 4
 
     def smem_bytes(self) -> int:
         """Dynamic shared memory: padded A and B tiles per stage, the panels at K = tile_k (bulk; tensor
@@ -150,9 +163,10 @@ class TinyConfig(ConfigRecord):
         if self.loads == "direct":
             return 0
         if self.loads == "bulk":
-            return (self.tile_m + self.tile_n) * self.tile_k * ELEM_BYTES
+            return (self.tile_m + self.tile_n) * self.tile_k * ELEM_BYTES + self.partial_bytes()
         if self.loads == "tensor":
-            return (self.tile_m + self.tile_n) * self.tile_k * ELEM_BYTES + SWIZZLE_ALIGN_BYTES
+            panels = (self.tile_m + self.tile_n) * self.tile_k * ELEM_BYTES
+            return panels + self.partial_bytes() + SWIZZLE_ALIGN_BYTES
         a = self.tile_m * (self.tile_k + SMEM_PAD_HALFS)
         if self.b_major == "k":
             b = self.tile_n * (self.tile_k + SMEM_PAD_HALFS)
@@ -165,6 +179,10 @@ def validate(cfg: TinyConfig) -> None:
     """Raise :class:`ConfigError` for parameters the kernel template cannot instantiate."""
     if cfg.loads not in LOADS:
         raise ConfigError(f"loads must be one of {LOADS}, got {cfg.loads!r}")
+    if cfg.warps_k not in WARPS_KS:
+        raise ConfigError(f"warps_k must be one of {WARPS_KS}, got {cfg.warps_k!r}")
+    if cfg.warps_k > 1 and cfg.loads not in PANEL_LOADS:
+        raise ConfigError(f"only the panel kinds {PANEL_LOADS} split K over warps: warps_k must stay 1")
     if cfg.loads in ONE_PASS_LOADS:
         validate_one_pass(cfg)
         return
@@ -175,7 +193,7 @@ def validate(cfg: TinyConfig) -> None:
         {"tile_m": TILE_MS, "tile_n": TILE_NS, "tile_k": TILE_KS},
     )
     if cfg.threads > MAX_THREADS:
-        raise ConfigError(f"{cfg.warps_m}x{cfg.warps_n} warps exceed {MAX_THREADS} threads")
+        raise ConfigError(f"{cfg.warps_m}x{cfg.warps_n}x{cfg.warps_k} warps exceed {MAX_THREADS} threads")
     # A warp covers whole m16 A fragments and pairs of n8 B fragments (one ldmatrix.x4 loads two).
     if cfg.tile_m % (16 * cfg.warps_m):
         raise ConfigError(
@@ -193,7 +211,7 @@ def validate(cfg: TinyConfig) -> None:
 
 
 def check_accumulators(cfg: TinyConfig) -> None:
-    accumulators = cfg.tile_m * cfg.tile_n // cfg.threads
+    accumulators = cfg.tile_m * cfg.tile_n // (32 * cfg.warps_m * cfg.warps_n)  # each K group holds the tile
     if accumulators > MAX_ACCUMULATORS:
         raise ConfigError(f"{accumulators} fp32 accumulators per thread (max {MAX_ACCUMULATORS}): more warps")
 
@@ -214,7 +232,7 @@ def validate_one_pass(cfg: TinyConfig) -> None:
     if cfg.stages != DEFAULT_STAGES:
         raise ConfigError(f"a {kind} kernel has no pipeline: stages must stay {DEFAULT_STAGES}")
     if cfg.threads > MAX_THREADS:
-        raise ConfigError(f"{cfg.warps_m}x{cfg.warps_n} warps exceed {MAX_THREADS} threads")
+        raise ConfigError(f"{cfg.warps_m}x{cfg.warps_n}x{cfg.warps_k} warps exceed {MAX_THREADS} threads")
     if cfg.tile_m % (16 * cfg.warps_m):
         raise ConfigError(
             f"warp tile M must be a multiple of 16: tile_m {cfg.tile_m} / warps_m {cfg.warps_m}"
@@ -342,8 +360,23 @@ def bulk_catalog() -> list[TinyConfig]:
 
 
 def tensor_catalog() -> list[TinyConfig]:
-    """The bulk kernels' tiles fed by swizzled tensor copies (their reads free of bank conflicts)."""
-    return [TinyConfig(**{**c.to_dict(), "loads": "tensor"}) for c in bulk_catalog()]
+    """The bulk kernels' tiles fed by swizzled tensor copies (their reads free of bank conflicts),
+    and the three smallest with K split over 2 and 4 warp groups: a 32x32 tile spends 1.2 us after
+    its panels land at 512x512x256 against 0.37 at K = 64 (H200, session 32), its warps' MMA chains
+    running all of K one after the other."""
+
+    def t(m: int, n: int, wm: int, wn: int, wk: int) -> TinyConfig:
+        return TinyConfig(m, n, 512, wm, wn, b_major="k", loads="tensor", warps_k=wk)
+
+    whole = [TinyConfig(**{**c.to_dict(), "loads": "tensor"}) for c in bulk_catalog()]
+    return [
+        *whole,
+        t(16, 32, 1, 1, 2),
+        t(16, 32, 1, 1, 4),
+        t(32, 32, 2, 1, 2),
+        t(32, 32, 2, 1, 4),
+        t(32, 64, 2, 2, 2),
+    ]
 
 
 # ---------------------------------------------------------------------------- CUDA source
@@ -365,6 +398,7 @@ def render_kernel(cfg: TinyConfig) -> str:
         warps_n=cfg.warps_n,
     )
     if cfg.loads in ONE_PASS_LOADS:
+        tile["warps_k"] = cfg.warps_k
         entry = {"direct": "DirectEntry", "bulk": "BulkEntry", "tensor": "TensorEntry"}[cfg.loads]
         return render(DIRECT_KERNEL_TEMPLATE, entry=entry, **tile) + entry_points(cfg.name)
     b_k_major = "true" if cfg.b_major == "k" else "false"

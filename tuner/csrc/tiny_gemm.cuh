@@ -328,10 +328,14 @@ struct TinyEntry : TinyEntryBase<TinyEntry<S, kBKMajor>> {
 // - N, within a warp's NT n8 fragments: logical column 2t + e of fragment f is physical column
 //   2 NT t + 2f + e (B's column for the fragment's n = g likewise), so a lane's accumulators of one
 //   row are 2 NT adjacent columns of C: one store of 4 NT bytes (16 at NT = 4).
-template <int BM, int BN, int BK, int WM, int WN>
+// WK > 1 (panel kinds only): WK warp groups of WM x WN split K, a group every WK-th pair of k blocks,
+// their accumulators summed through shared memory (kPartialBytes after the panels) at the end.
+template <int BM, int BN, int BK, int WM, int WN, int WK = 1>
 struct DirectShape {
-  static constexpr int kBM = BM, kBN = BN, kBK = BK;
-  static constexpr int kThreads = 32 * WM * WN;
+  static constexpr int kBM = BM, kBN = BN, kBK = BK, kWK = WK;
+  static constexpr int kWarpsMN = WM * WN;
+  static constexpr int kThreads = 32 * WM * WN * WK;
+  static constexpr int kPartialBytes = (WK - 1) * BM * BN * 4;  // groups 1..WK-1's fp32 tiles
   static constexpr int kWarpM = BM / WM, kWarpN = BN / WN;
   static constexpr int kMI = kWarpM / 16;  // m16 fragments per warp
   static constexpr int kNT = kWarpN / 8;   // n8 fragments per warp
@@ -419,6 +423,7 @@ __device__ __forceinline__ void store_permuted(const TinyParams& p, const float 
 
 template <class S>
 __global__ void __launch_bounds__(S::kThreads) tiny_direct_kernel(const TinyParams p) {
+  static_assert(S::kWK == 1, "a register-direct kernel's warps split M and N only");
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int warp_m = warp / (S::kBN / S::kWarpN), warp_n = warp % (S::kBN / S::kWarpN);
   const int g = lane >> 2, t = lane & 3;
@@ -536,17 +541,18 @@ __device__ __forceinline__ void expect_landing(uint32_t bar, uint32_t bytes) {
 // 128-256, session 31's tiny_floor/bulk_bisect.cu; one block an iteration unrolled by 4 ran the
 // remainder loop block by block at K = 64-128, 4-5% slower there, session 32's call 1.)
 template <class S, bool kBarrierPerPair, class ChunkA, class ChunkB>
-__device__ __forceinline__ void panel_gemm(const TinyParams& p, int m0, int n0, uint32_t bar, ChunkA chunk_a,
-                                           ChunkB chunk_b) {
+__device__ __forceinline__ void panel_gemm(const TinyParams& p, int m0, int n0, uint32_t bar, float* partial,
+                                           ChunkA chunk_a, ChunkB chunk_b) {
   __syncthreads();  // the barrier is initialised before anyone waits on it
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int warp_m = warp / (S::kBN / S::kWarpN), warp_n = warp % (S::kBN / S::kWarpN);
+  const int warp_mn = warp % S::kWarpsMN, warp_k = warp / S::kWarpsMN;
+  const int warp_m = warp_mn / (S::kBN / S::kWarpN), warp_n = warp_mn % (S::kBN / S::kWarpN);
   const int g = lane >> 2, t = lane & 3;
   if constexpr (!kBarrierPerPair) wait_landed(bar);
   float acc[S::kMI][S::kNT][4] = {};
   const int pairs = (p.K + 63) / 64;  // chunks past K read as zeros
 #pragma unroll 2
-  for (int kp = 0; kp < pairs; ++kp) {
+  for (int kp = warp_k; kp < pairs; kp += S::kWK) {
     if constexpr (kBarrierPerPair) wait_landed(bar + 8 * kp);
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
@@ -559,6 +565,22 @@ __device__ __forceinline__ void panel_gemm(const TinyParams& p, int m0, int n0, 
 #pragma unroll
       for (int f = 0; f < S::kNT; ++f) b[f] = chunk_b(warp_n * S::kWarpN + fragment_col<S>(f, g), kb, t);
       permuted_mma_block<S>(acc, a, b);
+    }
+  }
+  if constexpr (S::kWK > 1) {  // groups 1.. park their sums, group 0 adds them and stores C
+    constexpr int kFloats = S::kMI * S::kNT * 4;  // a lane's accumulators; lane-minor: no conflicts
+    float* const mine = partial + ((warp_k - 1) * S::kWarpsMN + warp_mn) * 32 * kFloats + lane;
+    if (warp_k > 0) {
+#pragma unroll
+      for (int f = 0; f < kFloats; ++f) mine[f * 32] = acc[f / (S::kNT * 4)][f / 4 % S::kNT][f % 4];
+    }
+    __syncthreads();
+    if (warp_k > 0) return;
+#pragma unroll
+    for (int group = 1; group < S::kWK; ++group) {
+      const float* const theirs = partial + ((group - 1) * S::kWarpsMN + warp_mn) * 32 * kFloats + lane;
+#pragma unroll
+      for (int f = 0; f < kFloats; ++f) acc[f / (S::kNT * 4)][f / 4 % S::kNT][f % 4] += theirs[f * 32];
     }
   }
   store_permuted<S>(p, acc, m0 + warp_m * S::kWarpM, n0 + warp_n * S::kWarpN, g, t);
@@ -578,14 +600,15 @@ __global__ void __launch_bounds__(S::kThreads) tiny_bulk_kernel(const TinyParams
     bulk_panel(smem_u32(sA), p.A + (size_t)m0 * p.K, a_bytes, bar);
     bulk_panel(smem_u32(sB), p.B + (size_t)n0 * p.K, b_bytes, bar);
   }
+  float* const partial = reinterpret_cast<float*>(smem_raw + (S::kBM + S::kBN) * p.K * 2);  // after the panels
   panel_gemm<S, false>(
-      p, m0, n0, bar, [&](int row, int kb, int t) { return panel_chunk(sA, row, p.K, kb * 32 + 8 * t); },
+      p, m0, n0, bar, partial, [&](int row, int kb, int t) { return panel_chunk(sA, row, p.K, kb * 32 + 8 * t); },
       [&](int row, int kb, int t) { return panel_chunk(sB, row, p.K, kb * 32 + 8 * t); });
 }
 
 template <class S>
 struct BulkEntry : OnePassEntry<S, BulkEntry<S>> {
-  static constexpr int kMaxSmemBytesUsed = (S::kBM + S::kBN) * S::kBK * 2;  // the panels at K = BK
+  static constexpr int kMaxSmemBytesUsed = (S::kBM + S::kBN) * S::kBK * 2 + S::kPartialBytes;  // at K = BK
   static_assert(kMaxSmemBytesUsed <= kMaxSmemBytes - 1024, "the panels must fit shared memory");
 
   static int run(const void* A, const void* B, void* C, int M, int N, int K, int raster, int swizzle,
@@ -594,7 +617,7 @@ struct BulkEntry : OnePassEntry<S, BulkEntry<S>> {
     (void)workspace_bytes;
     static std::atomic<unsigned long long> opted_in{0};
     if (int st = opt_in_once(opted_in, tiny_bulk_kernel<S>, kMaxSmemBytesUsed)) return st;
-    const int panels = (S::kBM + S::kBN) * K * 2;  // the A and B panels at this K
+    const int panels = (S::kBM + S::kBN) * K * 2 + S::kPartialBytes;  // the A and B panels at this K
     return BulkEntry::launch(tiny_bulk_kernel<S>, panels, A, B, C, M, N, K, raster, swizzle, decomp, splits, stream);
   }
 };
@@ -646,8 +669,9 @@ __global__ void __launch_bounds__(S::kThreads) tiny_tensor_kernel(const __grid_c
     }
   }
   // Block kb is half of box kb / 2 (64 k), pair kp is box kp; the boxes hold k past K as zeros.
+  float* const partial = reinterpret_cast<float*>(const_cast<__half*>(sB + boxes * S::kBN * kBoxK));
   panel_gemm<S, true>(
-      p, m0, n0, bar,
+      p, m0, n0, bar, partial,
       [&](int row, int kb, int t) { return swizzled_chunk(sA + (kb >> 1) * S::kBM * kBoxK, row, (kb & 1) * 4 + t); },
       [&](int row, int kb, int t) { return swizzled_chunk(sB + (kb >> 1) * S::kBN * kBoxK, row, (kb & 1) * 4 + t); });
 }
@@ -690,7 +714,7 @@ template <class S>
 struct TensorEntry : OnePassEntry<S, TensorEntry<S>> {
   static_assert(S::kBK % kBoxK == 0 && S::kBM % 8 == 0 && S::kBN % 8 == 0 && S::kBM <= 256 && S::kBN <= 256,
                 "whole boxes of 64 k, box rows a multiple of the swizzle's 8 and at most 256");
-  static constexpr int kMaxSmemBytesUsed = (S::kBM + S::kBN) * S::kBK * 2 + 1024;  // the panels at K = BK
+  static constexpr int kMaxSmemBytesUsed = (S::kBM + S::kBN) * S::kBK * 2 + S::kPartialBytes + 1024;  // at K = BK
   static_assert(kMaxSmemBytesUsed <= kMaxSmemBytes - 1024, "the panels must fit shared memory");
 
   static int run(const void* A, const void* B, void* C, int M, int N, int K, int raster, int swizzle,
@@ -705,7 +729,7 @@ struct TensorEntry : OnePassEntry<S, TensorEntry<S>> {
     if (int st = tile_map(&tp.b, B, N, K, S::kBN)) return st;
     static std::atomic<unsigned long long> opted_in{0};
     if (int st = opt_in_once(opted_in, tiny_tensor_kernel<S>, kMaxSmemBytesUsed)) return st;
-    const int smem = (S::kBM + S::kBN) * ((K + kBoxK - 1) / kBoxK) * kBoxK * 2 + 1024;
+    const int smem = (S::kBM + S::kBN) * ((K + kBoxK - 1) / kBoxK) * kBoxK * 2 + S::kPartialBytes + 1024;
     const dim3 grid((N + S::kBN - 1) / S::kBN, (M + S::kBM - 1) / S::kBM, 1);
     return launch_split_k(tiny_tensor_kernel<S>, grid, S::kThreads, smem, stream, tp);
   }

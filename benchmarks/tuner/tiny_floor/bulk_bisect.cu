@@ -23,6 +23,9 @@
 //             128-byte swizzle: a row's 16-byte chunk c lands at chunk c ^ (row % 8)), read back
 //             through the same swizzle: a warp's eight rows meet in eight different bank groups;
 //   mma_pad_w4  four warps (2 x 2, 16x16 warp tiles), padded;
+//   move_swz, mma_swzpb_w2, mma_swzpb_k2, mma_swzpb_k4   a barrier a swizzled box (swz_box_tile,
+//             session 32): the landing alone, the GEMM on two warps, and K split over 2 and 4 warp
+//             pairs with one reduction in shared memory;
 //   lib:NAME  the library's kernel l2x_gemm_NAME (dlopen'd LIBRARY), on the same sets;
 //   cublas    cublasGemmEx, fp32 compute, default algorithm, C = A B^T as stored.
 // Timing: probe_common.cuh (sets spanning 2x the L2, one graph of a call a set, replayed,
@@ -200,6 +203,73 @@ __global__ void __launch_bounds__(64) mma_swz_tile(const __grid_constant__ CUten
   }
 }
 
+// The swizzled boxes with a barrier a box (session 32): box j of A and of B land on barrier j, in k
+// order. MMA false: the landing alone (every thread waits for every box, then writes its share of C
+// from one folded chunk, as move_tile): `move_swz`. MMA true: warps 2 x KSPLIT, warp (wm, wk) a
+// 16x32 tile of C over boxes wk, wk + KSPLIT, ..., each waited for just before its reads, so the
+// MMAs of the first boxes run while the later ones land; with KSPLIT > 1 the K slices' accumulators
+// meet in shared memory and slice 0's warps store C: `mma_swzpb_w2` (KSPLIT 1: the library's tinyt
+// kernels' steps), `mma_swzpb_k2`, `mma_swzpb_k4`.
+constexpr int MAX_BOXES = 512 / BOX_K;
+
+template <int KSPLIT, bool MMA>
+__global__ void __launch_bounds__(64 * KSPLIT) swz_box_tile(const __grid_constant__ CUtensorMap map_a,
+                                                             const __grid_constant__ CUtensorMap map_b, half* c,
+                                                             int n, int k) {
+  extern __shared__ __align__(128) uint4 panels[];
+  __shared__ __align__(8) uint64_t landed[MAX_BOXES];
+  __shared__ float partial[KSPLIT > 1 ? KSPLIT - 1 : 1][2][32][16];  // slices 1.. : a warp's 16 floats a lane
+  const uint32_t pad = (1024 - (smem_addr(panels) & 1023)) & 1023;
+  const half* sa = reinterpret_cast<const half*>(reinterpret_cast<const char*>(panels) + pad);
+  const half* sb = sa + TM * k;
+  const uint32_t bar = smem_addr(&landed[0]);
+  const int boxes = k / BOX_K;
+  if (threadIdx.x == 0)
+    for (int j = 0; j < boxes; ++j) {
+      mbarrier_expect(bar + 8 * j, (TM + TN) * BOX_K * 2);
+      tensor_box(smem_addr(sa + j * TM * BOX_K), &map_a, j * BOX_K, blockIdx.y * TM, bar + 8 * j);
+      tensor_box(smem_addr(sb + j * TN * BOX_K), &map_b, j * BOX_K, blockIdx.x * TN, bar + 8 * j);
+    }
+  __syncthreads();  // the barriers are initialised before anyone waits on them
+  if constexpr (!MMA) {
+    for (int j = 0; j < boxes; ++j) mbarrier_wait_phase0(bar + 8 * j);
+    store_from(c, n, panels[threadIdx.x]);
+  } else {
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    const int wm = warp % 2, wk = warp / 2;
+    float acc[4][4] = {};
+    for (int j = wk; j < boxes; j += KSPLIT) {
+      mbarrier_wait_phase0(bar + 8 * j);
+      const half* box_a = sa + j * TM * BOX_K;
+      const half* box_b = sb + j * TN * BOX_K;
+#pragma unroll
+      for (int half_box = 0; half_box < 2; ++half_box) {
+        const int chunk = half_box * 4 + t;
+        uint4 fa[2], fb[4];
+        for (int h = 0; h < 2; ++h) fa[h] = swizzled_chunk(box_a, wm * 16 + g + 8 * h, chunk);
+        for (int f = 0; f < 4; ++f) fb[f] = swizzled_chunk(box_b, f * 8 + g, chunk);
+        for (int f = 0; f < 4; ++f) {
+          mma16816(acc[f], fa[0].x, fa[1].x, fa[0].y, fa[1].y, fb[f].x, fb[f].y);
+          mma16816(acc[f], fa[0].z, fa[1].z, fa[0].w, fa[1].w, fb[f].z, fb[f].w);
+        }
+      }
+    }
+    if constexpr (KSPLIT > 1) {
+      if (wk > 0)
+        for (int f = 0; f < 16; ++f) partial[wk - 1][wm][lane][f] = acc[f / 4][f % 4];
+      __syncthreads();
+      if (wk > 0) return;
+      for (int s = 0; s < KSPLIT - 1; ++s)
+        for (int f = 0; f < 16; ++f) acc[f / 4][f % 4] += partial[s][wm][lane][f];
+    }
+    half* tile = c + (size_t)(blockIdx.y * TM + wm * 16) * n + blockIdx.x * TN;
+    for (int f = 0; f < 4; ++f) {
+      *reinterpret_cast<half2*>(tile + (size_t)g * n + f * 8 + 2 * t) = __floats2half2_rn(acc[f][0], acc[f][1]);
+      *reinterpret_cast<half2*>(tile + (size_t)(g + 8) * n + f * 8 + 2 * t) = __floats2half2_rn(acc[f][2], acc[f][3]);
+    }
+  }
+}
+
 // A tensor map of a rows x k row-major fp16 matrix in boxes of 32 rows x 64 halfs, swizzled.
 using EncodeTiled = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
                                  const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
@@ -251,6 +321,10 @@ int main(int argc, char** argv) {
   CK(cudaFuncSetAttribute(mma_tile<1, 8>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxPadded));
   CK(cudaFuncSetAttribute(mma_tile<2, 8>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxPadded));
   CK(cudaFuncSetAttribute(mma_swz_tile, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxPanels + 1024));
+  CK(cudaFuncSetAttribute(swz_box_tile<1, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxPanels + 1024));
+  CK(cudaFuncSetAttribute(swz_box_tile<1, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxPanels + 1024));
+  CK(cudaFuncSetAttribute(swz_box_tile<2, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxPanels + 1024));
+  CK(cudaFuncSetAttribute(swz_box_tile<4, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxPanels + 1024));
   EncodeTiled encode = nullptr;
   cudaDriverEntryPointQueryResult found;
   CK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", reinterpret_cast<void**>(&encode), 12000,
@@ -293,10 +367,23 @@ int main(int argc, char** argv) {
       maps_a.push_back(tile_map(encode, p.a(i), cf.m, cf.k));
       maps_b.push_back(tile_map(encode, p.b(i), cf.n, cf.k));
     }
-    if (cf.k % BOX_K == 0)
+    if (cf.k % BOX_K == 0) {
       impls.push_back({"mma_swz_w2", [&](int s) {
                          mma_swz_tile<<<grid, 64, smem + 1024, st>>>(maps_a[s], maps_b[s], p.c(s), cf.n, cf.k);
                        }});
+      impls.push_back({"move_swz", [&](int s) {
+                         swz_box_tile<1, false><<<grid, 64, smem + 1024, st>>>(maps_a[s], maps_b[s], p.c(s), cf.n, cf.k);
+                       }});
+      impls.push_back({"mma_swzpb_w2", [&](int s) {
+                         swz_box_tile<1, true><<<grid, 64, smem + 1024, st>>>(maps_a[s], maps_b[s], p.c(s), cf.n, cf.k);
+                       }});
+      impls.push_back({"mma_swzpb_k2", [&](int s) {
+                         swz_box_tile<2, true><<<grid, 128, smem + 1024, st>>>(maps_a[s], maps_b[s], p.c(s), cf.n, cf.k);
+                       }});
+      impls.push_back({"mma_swzpb_k4", [&](int s) {
+                         swz_box_tile<4, true><<<grid, 256, smem + 1024, st>>>(maps_a[s], maps_b[s], p.c(s), cf.n, cf.k);
+                       }});
+    }
     for (const std::string& name : names) {
       auto run = reinterpret_cast<LibGemm>(dlsym(lib, ("l2x_gemm_" + name).c_str()));
       auto can = reinterpret_cast<LibCan>(dlsym(lib, ("l2x_gemm_" + name + "_can_implement").c_str()));
@@ -313,7 +400,7 @@ int main(int argc, char** argv) {
     std::vector<std::string> err(impls.size(), "-");
     std::vector<half> want = run_and_copy(p, st, [&] { impls.at(4).second(0); });
     for (size_t i = 3; i < impls.size(); ++i)
-      if (i != 4 && impls[i].first.rfind("frag", 0) != 0) err[i] = std::to_string(max_abs_diff(run_and_copy(p, st, [&] { impls[i].second(0); }), want));
+      if (i != 4 && impls[i].first.rfind("frag", 0) != 0 && impls[i].first.rfind("move", 0) != 0) err[i] = std::to_string(max_abs_diff(run_and_copy(p, st, [&] { impls[i].second(0); }), want));
     std::vector<Call> calls;
     for (auto& im : impls) calls.push_back(im.second);
     const std::vector<Stats> times = time_interleaved(calls, p.sets, samples, st);
