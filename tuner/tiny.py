@@ -369,14 +369,8 @@ def tensor_catalog() -> list[TinyConfig]:
         return TinyConfig(m, n, 512, wm, wn, b_major="k", loads="tensor", warps_k=wk)
 
     whole = [TinyConfig(**{**c.to_dict(), "loads": "tensor"}) for c in bulk_catalog()]
-    return [
-        *whole,
-        t(16, 32, 1, 1, 2),
-        t(16, 32, 1, 1, 4),
-        t(32, 32, 2, 1, 2),
-        t(32, 32, 2, 1, 4),
-        t(32, 64, 2, 2, 2),
-    ]
+    groups = {(16, 32, 1, 1): (2, 4), (32, 32, 2, 1): (2, 4), (32, 64, 2, 2): (2,)}  # tile and warps: warps_k
+    return [*whole, *(t(*tile, wk) for tile, wks in groups.items() for wk in wks)]
 
 
 # ---------------------------------------------------------------------------- CUDA source

@@ -163,6 +163,28 @@ __device__ __forceinline__ uint4 swizzled_chunk(const half* box, int r, int c) {
   return *reinterpret_cast<const uint4*>(box + r * BOX_K + ((c ^ (r & 7)) * 8));
 }
 
+// One 32-wide k block (16-byte chunk `chunk` of each row) of a warp's 16x32 tile from swizzled boxes:
+// A rows row_a + g and + 8, B rows 8 f + g; .x/.y feed k16 step 0, .z/.w step 1.
+__device__ __forceinline__ void swz_mma_block(float (&acc)[4][4], const half* box_a, const half* box_b, int row_a,
+                                              int chunk, int g) {
+  uint4 fa[2], fb[4];
+  for (int h = 0; h < 2; ++h) fa[h] = swizzled_chunk(box_a, row_a + g + 8 * h, chunk);
+  for (int f = 0; f < 4; ++f) fb[f] = swizzled_chunk(box_b, f * 8 + g, chunk);
+  for (int f = 0; f < 4; ++f) {
+    mma16816(acc[f], fa[0].x, fa[1].x, fa[0].y, fa[1].y, fb[f].x, fb[f].y);
+    mma16816(acc[f], fa[0].z, fa[1].z, fa[0].w, fa[1].w, fb[f].z, fb[f].w);
+  }
+}
+
+// A warp's 16x32 accumulators (rows row0 + g and + 8 of the CTA's tile) to C, 4 bytes a store.
+__device__ __forceinline__ void store_warp_tile(half* c, int n, const float (&acc)[4][4], int row0, int g, int t) {
+  half* tile = c + (size_t)(blockIdx.y * TM + row0) * n + blockIdx.x * TN;
+  for (int f = 0; f < 4; ++f) {
+    *reinterpret_cast<half2*>(tile + (size_t)g * n + f * 8 + 2 * t) = __floats2half2_rn(acc[f][0], acc[f][1]);
+    *reinterpret_cast<half2*>(tile + (size_t)(g + 8) * n + f * 8 + 2 * t) = __floats2half2_rn(acc[f][2], acc[f][3]);
+  }
+}
+
 __global__ void __launch_bounds__(64) mma_swz_tile(const __grid_constant__ CUtensorMap map_a,
                                                    const __grid_constant__ CUtensorMap map_b, half* c, int n, int k) {
   extern __shared__ __align__(128) uint4 panels[];
@@ -184,23 +206,9 @@ __global__ void __launch_bounds__(64) mma_swz_tile(const __grid_constant__ CUten
   mbarrier_wait_phase0(bar);
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
   float acc[4][4] = {};
-  for (int kb = 0; kb < k / 32; ++kb) {
-    const half* box_a = sa + (kb / 2) * TM * BOX_K;
-    const half* box_b = sb + (kb / 2) * TN * BOX_K;
-    const int chunk = (kb % 2) * 4 + t;
-    uint4 fa[2], fb[4];
-    for (int h = 0; h < 2; ++h) fa[h] = swizzled_chunk(box_a, warp * 16 + g + 8 * h, chunk);
-    for (int j = 0; j < 4; ++j) fb[j] = swizzled_chunk(box_b, j * 8 + g, chunk);
-    for (int j = 0; j < 4; ++j) {
-      mma16816(acc[j], fa[0].x, fa[1].x, fa[0].y, fa[1].y, fb[j].x, fb[j].y);
-      mma16816(acc[j], fa[0].z, fa[1].z, fa[0].w, fa[1].w, fb[j].z, fb[j].w);
-    }
-  }
-  half* tile = c + (size_t)(blockIdx.y * TM + warp * 16) * n + blockIdx.x * TN;
-  for (int j = 0; j < 4; ++j) {
-    *reinterpret_cast<half2*>(tile + (size_t)g * n + j * 8 + 2 * t) = __floats2half2_rn(acc[j][0], acc[j][1]);
-    *reinterpret_cast<half2*>(tile + (size_t)(g + 8) * n + j * 8 + 2 * t) = __floats2half2_rn(acc[j][2], acc[j][3]);
-  }
+  for (int kb = 0; kb < k / 32; ++kb)
+    swz_mma_block(acc, sa + (kb / 2) * TM * BOX_K, sb + (kb / 2) * TN * BOX_K, warp * 16, (kb % 2) * 4 + t, g);
+  store_warp_tile(c, n, acc, warp * 16, g, t);
 }
 
 // The swizzled boxes with a barrier a box (session 32): box j of A and of B land on barrier j, in k
@@ -240,19 +248,9 @@ __global__ void __launch_bounds__(64 * KSPLIT) swz_box_tile(const __grid_constan
     float acc[4][4] = {};
     for (int j = wk; j < boxes; j += KSPLIT) {
       mbarrier_wait_phase0(bar + 8 * j);
-      const half* box_a = sa + j * TM * BOX_K;
-      const half* box_b = sb + j * TN * BOX_K;
 #pragma unroll
-      for (int half_box = 0; half_box < 2; ++half_box) {
-        const int chunk = half_box * 4 + t;
-        uint4 fa[2], fb[4];
-        for (int h = 0; h < 2; ++h) fa[h] = swizzled_chunk(box_a, wm * 16 + g + 8 * h, chunk);
-        for (int f = 0; f < 4; ++f) fb[f] = swizzled_chunk(box_b, f * 8 + g, chunk);
-        for (int f = 0; f < 4; ++f) {
-          mma16816(acc[f], fa[0].x, fa[1].x, fa[0].y, fa[1].y, fb[f].x, fb[f].y);
-          mma16816(acc[f], fa[0].z, fa[1].z, fa[0].w, fa[1].w, fb[f].z, fb[f].w);
-        }
-      }
+      for (int half_box = 0; half_box < 2; ++half_box)
+        swz_mma_block(acc, sa + j * TM * BOX_K, sb + j * TN * BOX_K, wm * 16, half_box * 4 + t, g);
     }
     if constexpr (KSPLIT > 1) {
       if (wk > 0)
@@ -262,11 +260,7 @@ __global__ void __launch_bounds__(64 * KSPLIT) swz_box_tile(const __grid_constan
       for (int s = 0; s < KSPLIT - 1; ++s)
         for (int f = 0; f < 16; ++f) acc[f / 4][f % 4] += partial[s][wm][lane][f];
     }
-    half* tile = c + (size_t)(blockIdx.y * TM + wm * 16) * n + blockIdx.x * TN;
-    for (int f = 0; f < 4; ++f) {
-      *reinterpret_cast<half2*>(tile + (size_t)g * n + f * 8 + 2 * t) = __floats2half2_rn(acc[f][0], acc[f][1]);
-      *reinterpret_cast<half2*>(tile + (size_t)(g + 8) * n + f * 8 + 2 * t) = __floats2half2_rn(acc[f][2], acc[f][3]);
-    }
+    store_warp_tile(c, n, acc, wm * 16, g, t);
   }
 }
 
