@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Session 33, call 1 (nvidia-h200, one GPU; issue 15), planned in session 32: library 7c8166b2 or
+# Session 33, call 1 (nvidia-h200, one GPU; issue 15), planned in session 32: library 11ffd682 or
 # newer (`python -m cuda_l2_explorer.tuner.build --out /tmp/tb --jobs 2`, `bash benchmarks/device_carry.sh lib`;
 # the previous library, 21343721 = commit 04f4a5d, as .carry/oldlib.tar.gz:
 # `tar czf .carry/oldlib.tar.gz -C /tmp/tb lib/libl2x_tuner-21343721d95179c1a186.so`):
 # 1. lib_checks.sh: tests/gpu/test_tuner_own.py on the new library (the five tensor kernels with K
-#    split over warp groups, tinyt_*x2/x4, their first run) and bulk_bisect.cu with its new rows
+#    split over warp groups, tinyt_*x2/x4, first run in session 32's call 5) and bulk_bisect.cu with its new rows
 #    (move_swz: the swizzled boxes' landing alone; mma_swzpb_w2/k2/k4: a barrier a box, K over 1, 2,
 #    4 warp pairs) beside the library's tinyt kernels, new and old;
 # 2. the search of the 342 tiny and small-K configs with K <= 512 (250 s: session 32's 170 s reached
