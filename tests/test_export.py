@@ -370,6 +370,32 @@ def test_cmake_format_compiles_for_sm90a(sm90a_compiles) -> None:
     assert (sm90a_compiles.export_dir / "hgemm.o").stat().st_size > 10_000
 
 
+def test_cmake_export_of_a_tensor_fed_tiny_kernel_compiles_without_warnings(tmp_path: Path) -> None:
+    """The tiny family's TU carries helpers a kernel does not use (cluster split-K, cp.async, bulk
+    copies): the export must not greet its user with nvcc's 'declared but never referenced'."""
+    from cuda_l2_explorer.tuner.tiny import TinyConfig
+
+    nvcc = build.find_nvcc()
+    if not nvcc:
+        pytest.skip("nvcc not found")
+    kernel = TinyConfig(32, 32, 512, 2, 1, b_major="k", loads="tensor", warps_k=2)
+    variant = {"raster": 0, "swizzle": 1, "decomposition": 0, "splits": 1}
+    shape = Shape(64, 1024, 256)
+    manifest = write_manifest(
+        tmp_path / "kernels" / "h100_F32F16F16F32" / "manifest.json", {shape: (kernel, variant)}
+    )
+    plan = plan_export(None, shape, manifests=[manifest], anyway=True, machine_gpu="h100")
+    src = tmp_path / "src"
+    write_tree(render_files(plan, "cmake"), src)
+    assert kernel.name in (src / "hgemm.cu").read_text()
+    res = subprocess.run(
+        [nvcc, *formats.nvcc_flags(plan), "-c", "hgemm.cu", "-o", "hgemm.o"],
+        cwd=src, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr[-4000:]
+    assert "warning" not in res.stderr.lower(), res.stderr[-4000:]
+
+
 # ---------------------------------------------------------------------------- tuner.materialize
 
 

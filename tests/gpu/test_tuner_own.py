@@ -94,6 +94,13 @@ def _problem(m: int, n: int, k: int):
     return _PROBLEMS[key]
 
 
+def _judged(c, ref, ref_norm: float, torch_err: float):
+    """C's relative error against the fp32 reference and the harness's verdict on it."""
+    finite = bool(torch.isfinite(c).all())
+    err = float(torch.linalg.norm(c.float() - ref)) / ref_norm if finite else math.inf
+    return err, protocol.classify_correctness(err, torch_err, "F32F16F16F32", finite)
+
+
 @pytest.fixture(scope="module")
 def workspace():
     return torch.full((WORKSPACE_BYTES,), 0xFF, device="cuda", dtype=torch.uint8)
@@ -127,13 +134,46 @@ def test_own_kernel_correct_twice(name: str, shape: tuple[int, int, int], worksp
             torch.cuda.synchronize()
             label = f"{name} {shape} {v.label} run {attempt + 1}"
             assert not ws[:counters].any(), f"{label}: the tile counters were not left at zero"
-            finite = bool(torch.isfinite(c).all())
-            err = float(torch.linalg.norm(c.float() - ref)) / ref_norm if finite else math.inf
-            verdict = protocol.classify_correctness(err, torch_err, "F32F16F16F32", finite)
+            err, verdict = _judged(c, ref, ref_norm, torch_err)
             assert verdict.status == "ok", f"{label}: error {err:.3e} (torch {torch_err:.3e})"
             assert not verdict.findings, f"{label}: {verdict.findings}"
             runs.append(c.clone())
         assert torch.equal(runs[0], runs[1]), f"{name} {shape} {v.label}: not deterministic"
+
+
+@pytest.mark.parametrize("name", [n for n in _own_names() if n.startswith("tinyt")] or ["<none>"])
+def test_tensor_maps_follow_the_shape_at_one_address(name: str, workspace) -> None:
+    """A tensor-fed kernel keeps the maps it encoded by base, rows, k and box rows (tiny_gemm.cuh's
+    tile_map): one pair of buffers read as three shapes in turn, the first again last, gives every
+    call the map of its own shape."""
+    kern = _kernel(name)
+    if kern.params.get("loads") != "tensor":
+        pytest.skip("not a tensor-fed kernel")
+    buf_a = torch.empty(128 * 512, device="cuda", dtype=torch.float16)
+    buf_b = torch.empty(128 * 512, device="cuda", dtype=torch.float16)
+    stream = torch.cuda.current_stream().cuda_stream
+    for m, n, k in [(64, 128, 256), (128, 64, 128), (96, 128, 64), (64, 128, 256)]:  # K <= every tile_k
+        a, _, bt, ref, ref_norm, torch_err = _problem(m, n, k)
+        buf_a[: m * k].view(m, k).copy_(a)
+        buf_b[: n * k].view(n, k).copy_(bt)
+        c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
+        kern(
+            buf_a.data_ptr(),
+            buf_b.data_ptr(),
+            c.data_ptr(),
+            m,
+            n,
+            k,
+            Variant(),
+            workspace.data_ptr(),
+            0,
+            stream,
+        )
+        torch.cuda.synchronize()
+        err, verdict = _judged(c, ref, ref_norm, torch_err)
+        assert verdict.status == "ok", (
+            f"{name} {m}x{n}x{k}, one address: error {err:.3e} (torch {torch_err:.3e})"
+        )
 
 
 def _holds_k(kern, k: int, splits: int) -> bool:

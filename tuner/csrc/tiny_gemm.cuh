@@ -589,9 +589,10 @@ __device__ __forceinline__ void panel_gemm(const TinyParams& p, int m0, int n0, 
 
 template <class S>
 __global__ void __launch_bounds__(S::kThreads) tiny_bulk_kernel(const TinyParams p) {
-  extern __shared__ __align__(128) unsigned char smem_raw[];
+  // (Named apart from the pipelined kernels' 16-byte aligned smem_raw: one name, one alignment.)
+  extern __shared__ __align__(128) unsigned char panel_smem[];
   __shared__ __align__(8) uint64_t landed;
-  const __half* const sA = reinterpret_cast<const __half*>(smem_raw);  // kBM rows x K
+  const __half* const sA = reinterpret_cast<const __half*>(panel_smem);  // kBM rows x K
   const __half* const sB = sA + S::kBM * p.K;                          // kBN rows x K
   const int m0 = blockIdx.y * S::kBM, n0 = blockIdx.x * S::kBN;
   const uint32_t bar = smem_u32(&landed);
@@ -601,7 +602,7 @@ __global__ void __launch_bounds__(S::kThreads) tiny_bulk_kernel(const TinyParams
     bulk_panel(smem_u32(sA), p.A + (size_t)m0 * p.K, a_bytes, bar);
     bulk_panel(smem_u32(sB), p.B + (size_t)n0 * p.K, b_bytes, bar);
   }
-  float* const partial = reinterpret_cast<float*>(smem_raw + (S::kBM + S::kBN) * p.K * 2);  // after the panels
+  float* const partial = reinterpret_cast<float*>(panel_smem + (S::kBM + S::kBN) * p.K * 2);  // after the panels
   panel_gemm<S, false>(
       p, m0, n0, bar, partial, [&](int row, int kb, int t) { return panel_chunk(sA, row, p.K, kb * 32 + 8 * t); },
       [&](int row, int kb, int t) { return panel_chunk(sB, row, p.K, kb * 32 + 8 * t); });
@@ -652,13 +653,13 @@ __device__ __forceinline__ uint4 swizzled_chunk(const __half* box, int row, int 
 
 template <class S>
 __global__ void __launch_bounds__(S::kThreads) tiny_tensor_kernel(const __grid_constant__ TensorParams tp) {
-  extern __shared__ __align__(128) unsigned char smem_raw[];
+  extern __shared__ __align__(128) unsigned char panel_smem[];
   __shared__ __align__(8) uint64_t landed[S::kBK / kBoxK];  // a barrier a box (64 k) of A and B
   const TinyParams& p = tp.p;
   // The swizzle repeats every 1024 bytes from a 1024-byte aligned box: the launch adds 1024 spare.
-  const uint32_t skip = (1024 - (smem_u32(smem_raw) & 1023)) & 1023;
+  const uint32_t skip = (1024 - (smem_u32(panel_smem) & 1023)) & 1023;
   const int boxes = (p.K + kBoxK - 1) / kBoxK;
-  const __half* const sA = reinterpret_cast<const __half*>(smem_raw + skip);  // boxes x (kBM x kBoxK)
+  const __half* const sA = reinterpret_cast<const __half*>(panel_smem + skip);  // boxes x (kBM x kBoxK)
   const __half* const sB = sA + boxes * S::kBM * kBoxK;                       // boxes x (kBN x kBoxK)
   const int m0 = blockIdx.y * S::kBM, n0 = blockIdx.x * S::kBN;
   const uint32_t bar = smem_u32(&landed[0]);
@@ -699,16 +700,35 @@ inline EncodeTiledFn encode_tiled() {
 }
 
 // The map of a rows x k fp16 matrix (K contiguous) in swizzled boxes of box_rows x kBoxK.
+// The last few maps this host thread encoded, keyed by everything a map holds (base, rows, k, box
+// rows): an eager caller reusing its buffers skips the encoder's host work each launch, and an
+// address freed and reused at the same shape gets the same map, still valid.
+struct CachedTileMap {
+  const void* base;
+  int rows, k, box_rows;
+  CUtensorMap map;
+};
+
 inline int tile_map(CUtensorMap* map, const void* base, int rows, int k, int box_rows) {
+  constexpr int kSlots = 8;  // A and B of a few shapes or buffers
+  thread_local CachedTileMap cache[kSlots] = {};
+  thread_local int next = 0;
+  for (const CachedTileMap& c : cache)
+    if (c.rows > 0 && c.base == base && c.rows == rows && c.k == k && c.box_rows == box_rows) {
+      *map = c.map;
+      return kOk;
+    }
   const EncodeTiledFn encode = encode_tiled();
   if (!encode) return kCudaError;
   const cuuint64_t dims[2] = {cuuint64_t(k), cuuint64_t(rows)}, strides[1] = {cuuint64_t(k) * 2};
   const cuuint32_t box[2] = {kBoxK, cuuint32_t(box_rows)}, step[2] = {1, 1};
-  return encode(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, const_cast<void*>(base), dims, strides, box, step,
-                CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
-                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS
-             ? kOk
-             : kCannotImplement;
+  if (encode(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, const_cast<void*>(base), dims, strides, box, step,
+             CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)
+    return kCannotImplement;
+  cache[next] = CachedTileMap{base, rows, k, box_rows, *map};
+  next = (next + 1) % kSlots;
+  return kOk;
 }
 
 template <class S>
