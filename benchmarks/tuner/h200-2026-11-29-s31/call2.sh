@@ -32,16 +32,8 @@ if [ -f /tmp/ab/picks.duckdb ]; then
   cat /tmp/ab/picks.log /tmp/ab/device.txt >>"$top/ab.log" 2>/dev/null
 fi
 wait
-want="gpu__time_duration.sum sm__cycles_elapsed.max sm__cycles_active.avg smsp__inst_executed.sum
- l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum
- smsp__inst_executed_op_shared_ld.sum l1tex__m_xbar2l1tex_read_bytes.sum lts__t_sectors_op_read.sum
- dram__bytes_read.sum dram__bytes_write.sum sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_elapsed"
-ncu --query-metrics --chip gh100 >/tmp/known_metrics.txt 2>&1
-metrics=""
-for m in $want; do
-  if grep -qE "^${m%%.*}([[:space:]]|$)" /tmp/known_metrics.txt; then metrics="$metrics,$m"; else echo "ncu lacks $m" >>"$top/ncu.log"; fi
-done
-metrics=${metrics#,}
+# (the metric list: ran inline, the same, now benchmarks/tuner/ncu_metrics.sh)
+metrics=$(bash benchmarks/tuner/ncu_metrics.sh "$top/ncu.log")
 mkdir -p /tmp/ncu
 OUT=/tmp/ncu SET=$SET NCU_MANIFEST=$S/ncu_bulk.json NCU_FAMILY=$S/ncu_bulk_configs.txt NCU_CALLS=1 \
   NCU_SECTIONS="--section LaunchStats --section WarpStateStats --metrics $metrics" \
