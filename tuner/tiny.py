@@ -88,7 +88,7 @@ LOADS: tuple[str, ...] = ("smem", "direct", "bulk", "tensor")
 ONE_PASS_LOADS: tuple[str, ...] = ("direct", "bulk", "tensor")  # all of K at once: K <= tile_k, no split-K
 PANEL_LOADS: tuple[str, ...] = ("bulk", "tensor")  # all of K in shared memory
 SWIZZLE_ALIGN_BYTES = 1024  # a swizzled box starts 1024-byte aligned: spare bytes in the launch
-BULK_TILE_KS: tuple[int, ...] = (64, 128, 256, 512)  # also a tensor copy's whole boxes of 64 k
+BULK_TILE_KS: tuple[int, ...] = (64, 128, 256, 512, 1024)  # also a tensor copy's whole boxes of 64 k
 DIRECT_TILE_KS: tuple[int, ...] = (32, 64, 128, 256)
 DIRECT_WARP_NS: tuple[int, ...] = (8, 16, 32)  # one C store of 2 * warp tile N / 8 halfs a row
 WARPS_KS: tuple[int, ...] = (1, 2, 4)  # warp groups splitting K (panel kinds; 1 everywhere else)
@@ -361,16 +361,19 @@ def bulk_catalog() -> list[TinyConfig]:
 
 def tensor_catalog() -> list[TinyConfig]:
     """The bulk kernels' tiles fed by swizzled tensor copies (their reads free of bank conflicts),
-    and the three smallest with K split over 2 and 4 warp groups: a 32x32 tile spends 1.2 us after
-    its panels land at 512x512x256 against 0.37 at K = 64 (H200, session 32), its warps' MMA chains
-    running all of K one after the other."""
+    and the three smallest with K split over 2 and 4 warp groups: a 32x32 tile spent 1.2 us after
+    its panels landed at 512x512x256 against 0.37 at K = 64 (H200, session 32), its warps' MMA
+    chains running all of K one after the other; split, 256^3 ran 2.97 -> 2.63 us (cuBLAS 2.87).
+    The split tiles also hold K = 1024 (the panels up to 201 KB, one CTA an SM), for the tiny
+    configs at K = 1024 where few tiles leave most SMs idle (64x1024x1024: 64 tiles of 32x32)."""
 
-    def t(m: int, n: int, wm: int, wn: int, wk: int) -> TinyConfig:
-        return TinyConfig(m, n, 512, wm, wn, b_major="k", loads="tensor", warps_k=wk)
+    def t(m: int, n: int, wm: int, wn: int, wk: int, k: int = 512) -> TinyConfig:
+        return TinyConfig(m, n, k, wm, wn, b_major="k", loads="tensor", warps_k=wk)
 
     whole = [TinyConfig(**{**c.to_dict(), "loads": "tensor"}) for c in bulk_catalog()]
     groups = {(16, 32, 1, 1): (2, 4), (32, 32, 2, 1): (2, 4), (32, 64, 2, 2): (2,)}  # tile and warps: warps_k
-    return [*whole, *(t(*tile, wk) for tile, wks in groups.items() for wk in wks)]
+    split = [t(*tile, wk) for tile, wks in groups.items() for wk in wks]
+    return [*whole, *split, *(t(*tile, max(wks), 1024) for tile, wks in groups.items())]
 
 
 # ---------------------------------------------------------------------------- CUDA source

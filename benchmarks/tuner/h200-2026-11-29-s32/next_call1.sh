@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 33, call 1 (nvidia-h200, one GPU; issue 15), planned in session 32: library cfdf9cae or
+# Session 33, call 1 (nvidia-h200, one GPU; issue 15), planned in session 32: library f96d9842 or
 # newer (`python -m cuda_l2_explorer.tuner.build --out /tmp/tb --jobs 2`, `bash benchmarks/device_carry.sh lib`;
 # the previous library, 21343721 = commit 04f4a5d, as .carry/oldlib.tar.gz:
 # `tar czf .carry/oldlib.tar.gz -C /tmp/tb lib/libl2x_tuner-21343721d95179c1a186.so`):
@@ -7,14 +7,15 @@
 #    split over warp groups, tinyt_*x2/x4, first run in session 32's call 5) and bulk_bisect.cu with its new rows
 #    (move_swz: the swizzled boxes' landing alone; mma_swzpb_w2/k2/k4: a barrier a box, K over 1, 2,
 #    4 warp pairs) beside the library's tinyt kernels, new and old;
-# 2. the search of the 342 tiny and small-K configs with K <= 512 (250 s: session 32's 170 s reached
-#    274), its A/B against the H200 set and the merge into a copy (search_ab_merge.sh).
+# 2. the search of the 15 tiny configs with K = 1024 (first: the tensor kernels' new tile_k) and the
+#    342 tiny and small-K configs with K <= 512 (next_call1_configs.txt; 250 s: session 32's 170 s
+#    reached 274 of the 342), its A/B against the H200 set and the merge into a copy (search_ab_merge.sh).
 # Carried: .whl, .carry/{duckdb-site.tar.xz,cutlass-4.2.0.tar.gz,tunerlib.tar.gz,oldlib.tar.gz}.
 set -u
 top=$OUT
 bash benchmarks/tuner/lib_checks.sh \
   tinyt_32x32x512_w2x1_bk,tinyt_32x32x512_w2x1x2_bk,tinyt_32x32x512_w2x1x4_bk,tinyt_16x32x512_w1x1x2_bk,tinyt_32x64x512_w2x2x2_bk \
   "$top/checks.tar"
-OUT=$top bash benchmarks/tuner/search_ab_merge.sh benchmarks/tuner/h200-2026-11-29-s31/next_call1_configs.txt \
+OUT=$top bash benchmarks/tuner/search_ab_merge.sh benchmarks/tuner/h200-2026-11-29-s32/next_call1_configs.txt \
   "--limit 48" 250 $((560 - 280 - SECONDS)) kernels/h200_F32F16F16F32
 ls -la "$top"
