@@ -7,9 +7,10 @@
 #    split over warp groups, tinyt_*x2/x4, first run in session 32's call 5) and bulk_bisect.cu with its new rows
 #    (move_swz: the swizzled boxes' landing alone; mma_swzpb_w2/k2/k4: a barrier a box, K over 1, 2,
 #    4 warp pairs) beside the library's tinyt kernels, new and old;
-# 2. the search of the 15 tiny configs with K = 1024 (first: the tensor kernels' new tile_k) and the
-#    342 tiny and small-K configs with K <= 512 (next_call1_configs.txt; 250 s: session 32's 170 s
-#    reached 274 of the 342), its A/B against the H200 set and the merge into a copy (search_ab_merge.sh).
+# 2. the search of the 102 tiny configs with K = 128-1024 (next_call1_configs.txt, smallest M x N
+#    first: where few tiles leave SMs to a K split; the new tile_k = 1024 kernels), ~2.4 s a config at
+#    these shapes (their thousands of rotation sets a graph: session 32's call 4), so 250 s reach
+#    ~100; its A/B against the H200 set and the merge into a copy (search_ab_merge.sh).
 # Carried: .whl, .carry/{duckdb-site.tar.xz,cutlass-4.2.0.tar.gz,tunerlib.tar.gz,oldlib.tar.gz}.
 set -u
 top=$OUT
