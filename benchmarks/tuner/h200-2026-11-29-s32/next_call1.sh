@@ -9,7 +9,7 @@
 #    4 warp pairs) beside the library's tinyt kernels, new and old;
 # 2. the search of the 102 tiny configs with K = 128-1024 (next_call1_configs.txt, smallest M x N
 #    first: where few tiles leave SMs to a K split; the new tile_k = 1024 kernels), ~2.4 s a config at
-#    these shapes (their thousands of rotation sets a graph: session 32's call 4), so 250 s reach
+#    these shapes (likely their thousands of rotation sets a graph; session 32's call 4), so 250 s reach
 #    ~100; its A/B against the H200 set and the merge into a copy (search_ab_merge.sh).
 # Carried: .whl, .carry/{duckdb-site.tar.xz,cutlass-4.2.0.tar.gz,tunerlib.tar.gz,oldlib.tar.gz}.
 set -u
