@@ -532,9 +532,9 @@ __device__ __forceinline__ void expect_landing(uint32_t bar, uint32_t bytes) {
 
 // What the bulk- and tensor-fed kernels do once thread 0 has issued the copies: wait for the panels
 // on `bar` (kBarrierPerPair: pair kp of 32-wide k blocks on its own barrier at bar + 8 kp, waited
-// for just before its reads, so the MMAs of the first pairs run while the later ones land), run the MMAs of every 32-wide k block from fragments `chunk_a(row, kb, t)` and
-// `chunk_b(row, kb, t)` return (row of the CTA's A or B panel; lane t's 16 bytes of block kb, the
-// K permutation), store C.
+// for just before its reads, so the MMAs of the first pairs run while the later ones land), run the
+// MMAs of every 32-wide k block from fragments `chunk_a(row, kb, t)` and `chunk_b(row, kb, t)`
+// return (row of the CTA's A or B panel; lane t's 16 bytes of block kb, the K permutation), store C.
 // Two 32-wide blocks (64 k) an iteration, no branch between them, and a runtime trip count unrolled
 // by 2: the next block's shared loads issue under this block's MMAs. (Unrolled to kKB with a `break`
 // a block, each block's loads waited behind the previous block's MMAs: 0.3-0.9 us a call at K =

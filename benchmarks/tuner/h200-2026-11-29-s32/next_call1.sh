@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 33, call 1 (nvidia-h200, one GPU; issue 15), planned in session 32: library f96d9842 or
+# Session 33, call 1 (nvidia-h200, one GPU; issue 15), planned in session 32: library b2ae9ede or
 # newer (`python -m cuda_l2_explorer.tuner.build --out /tmp/tb --jobs 2`, `bash benchmarks/device_carry.sh lib`;
 # the previous library, 21343721 = commit 04f4a5d, as .carry/oldlib.tar.gz:
 # `tar czf .carry/oldlib.tar.gz -C /tmp/tb lib/libl2x_tuner-21343721d95179c1a186.so`):
