@@ -1,8 +1,11 @@
-"""The tensor- and bulk-fed tiny picks of the H200 set in a grid store: ours against the best of
-the seven baselines (offline device time, unpadded medians), one line a pick, then the geomean.
+"""The tensor- and bulk-fed tiny picks of the H200 set in a grid: ours against the best of the seven
+baselines (offline device time, unpadded medians: loss_by_regime.grid_times), one line a pick,
+then the geomean.
 
-    python benchmarks/tuner/h200-2026-11-29-s32/tensor_picks_in_grid.py GRID_STORE RUN_PREFIX \
+    python benchmarks/tuner/h200-2026-11-29-s32/tensor_picks_in_grid.py MEASUREMENTS RUN_PREFIX \
         > benchmarks/tuner/h200-2026-11-29-s32/tensor_picks_in_grid.txt
+
+MEASUREMENTS: a grid store (.duckdb) or the bundled measurements.parquet.
 """
 
 from __future__ import annotations
@@ -10,36 +13,29 @@ from __future__ import annotations
 import json
 import math
 import sys
+from pathlib import Path
 
-import duckdb
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from loss_by_regime import grid_times
 
 MANIFEST = "kernels/h200_F32F16F16F32/manifest.json"
 
 
-def main(store: str, run_prefix: str) -> None:
-    picks = {(e["m"], e["n"], e["k"]): e["kernel_name"] for e in json.load(open(MANIFEST))["configs"]}
-    con = duckdb.connect(store, read_only=True)
-    rows = con.execute(
-        "SELECT m, n, k, implementation, median FROM measurements WHERE starts_with(run_id, ?) "
-        "AND metric = 'device_time' AND NOT padded AND status = 'ok'",
-        [run_prefix],
-    ).fetchall()
-    us: dict[tuple[int, int, int], dict[str, float]] = {}
-    for m, n, k, impl, seconds in rows:
-        us.setdefault((m, n, k), {})[impl] = seconds * 1e6
+def main(measurements: str, run_prefix: str) -> None:
+    configs = json.loads(Path(MANIFEST).read_text())["configs"]
+    picks = {(e["m"], e["n"], e["k"]): e["kernel_name"] for e in configs}
+    times = grid_times(Path(measurements), run_prefix)
     print(
         f"# the tensor- and bulk-fed tiny picks in grid {run_prefix} (offline device time, cold L2): "
         "ours / best of the seven baselines"
     )
     print("config kernel ours_us best_baseline_us speedup")
     logs = []
-    for key, name in sorted(picks.items()):
+    for (m, n, k), name in sorted(picks.items()):
         if not name.startswith(("tinyt", "tinyb")):
             continue
-        times = us[key]
-        ours, best = times["kernel"], min(t for impl, t in times.items() if impl != "kernel")
+        best, ours = (t * 1e6 for t in times[(m, n, k)])
         logs.append(math.log(best / ours))
-        m, n, k = key
         print(f"{m}x{n}x{k} {name} {ours:.2f} {best:.2f} {best / ours:.3f}")
     print(f"geomean {math.exp(sum(logs) / len(logs)):.3f} over {len(logs)}")
 
