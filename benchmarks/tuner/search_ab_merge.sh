@@ -8,6 +8,7 @@
 # $OUT gets: tune.duckdb.xz (the search), picks.duckdb.xz (the A/B), merged_manifest.json,
 # merge.txt, search_ab.log; files over 15 MB are dropped with a line in search_ab.log.
 set -u
+export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1  # the wheel run_device.sh installed (merge_picks.sh imports it)
 configs=$1 tune_args=$2 search_s=$3 ab_s=$4 set_dir=$5
 work=/tmp/sam
 rm -rf $work && mkdir -p $work
