@@ -4,17 +4,19 @@ and the SASS page's instructions with the most stall samples.
 
     python benchmarks/tuner/h200-2026-11-28-s28/ncu_where_waits.py CALL/ncu [TOP]
 
-Each kernel is profiled several times (ncu_driver.py's calls); the last profile of each is shown.
+Each kernel is profiled several times (ncu_driver.py's calls); the last profile of each kernel at
+each grid size is shown (one kernel at two configs: two entries, in profile order).
 """
 
 from __future__ import annotations
 
 import csv
 import lzma
+import re
 import sys
 from pathlib import Path
 
-GEMM = ("nvjet", "cutlass", "l2x")
+GEMM = ("nvjet", "cutlass", "l2x", "tiny_")
 RAW = {
     "us": "gpu__time_duration.sum",
     "cycles": "sm__cycles_elapsed.max",
@@ -27,6 +29,11 @@ STALL = "smsp__pcsamp_warps_issue_stalled_"
 
 
 def short(name: str) -> str:
+    """A kernel's name cut to its family and tile (our kernels' names differ only in the shape's
+    template arguments, which ncu's two pages spell with and without "(int)")."""
+    shape = re.search(r"(\w+_kernel)<.*?(\w+Shape<[^>]*>)", name.replace("(int)", ""))
+    if shape:
+        return f"{shape[1]}<{shape[2]}>"
     return name if len(name) < 60 else name[:40] + "..." + name[-16:]
 
 
@@ -34,12 +41,13 @@ def raw_summary(path: Path) -> None:
     rows = list(csv.reader(lzma.open(path, "rt")))
     header, units = rows[0], rows[1]
     last = {}
+    grid = header.index("Grid Size")
     for row in rows[2:]:
         if any(g in row[4] for g in GEMM):
-            last[row[4]] = dict(zip(header, row, strict=True))
+            last[(row[4], row[grid])] = dict(zip(header, row, strict=True))
     scale = dict(zip(header, units, strict=True))
-    for name, row in last.items():
-        print(f"\n## {short(name)}")
+    for (name, size), row in last.items():
+        print(f"\n## {short(name)} grid {size}")
         for label, metric in RAW.items():
             value = float(row.get(metric, "nan").replace(",", "") or "nan")
             if scale.get(metric) == "ns":
@@ -57,30 +65,36 @@ def raw_summary(path: Path) -> None:
         print("  stall samples (share of all):", ", ".join(f"{k} {v / total:.1%}" for k, v in top))
 
 
+def _count(cell: str) -> int:
+    """A SASS page's sample count ("-" where ncu has none, "1,024" past a thousand)."""
+    return int(cell.replace(",", "")) if cell.strip("- ") else 0
+
+
 def sass_summary(path: Path, top: int) -> None:
-    blocks: dict[str, list[list[str]]] = {}
+    blocks: list[tuple[str, list[list[str]]]] = []  # (kernel, [its SASS page's header, rows...])
     header: list[str] = []
     name = ""
     for row in csv.reader(lzma.open(path, "rt")):
         if row and row[0] == "Kernel Name":
             name, header = row[1], []
-            blocks[name] = []  # the last profile of each kernel wins
+            if blocks and blocks[-1][0] == name:
+                blocks.pop()  # of back-to-back profiles of one kernel (one config's calls) the last wins
+            blocks.append((name, []))
         elif row and row[0] == "Address":
-            header = row
+            header = row  # each kernel's page has its own columns
+            blocks[-1][1].append(header)
         elif header and name and any(g in name for g in GEMM):
-            blocks[name].append(row)
-    for name, rows in blocks.items():
-        if not rows:
-            continue
+            blocks[-1][1].append(row)
+    for name, (header, *rows) in ((n, b) for n, b in blocks if len(b) > 1):
         col = {h: i for i, h in enumerate(header)}
-        samples = [int(r[col["Warp Stall Sampling (All Samples)"]] or 0) for r in rows]
+        samples = [_count(r[col["Warp Stall Sampling (All Samples)"]]) for r in rows]
         total = sum(samples)
         reasons = [h for h in header if h.startswith("stall_") and "Not Issued" not in h]
         print(f"\n## {short(name)}: {len(rows)} SASS instructions, {total} samples; top {top}")
         order = sorted(range(len(rows)), key=lambda i: -samples[i])[:top]
         for i in order:
             r = rows[i]
-            why = sorted(((int(r[col[h]] or 0), h[6:]) for h in reasons), reverse=True)[:3]
+            why = sorted(((_count(r[col[h]]), h[6:]) for h in reasons), reverse=True)[:3]
             print(
                 f"  {samples[i] / total:6.1%}  {r[col['Source']].strip()[:60]:60}"
                 f"  {', '.join(f'{w} {n / max(samples[i], 1):.0%}' for n, w in why if n)}"

@@ -26,6 +26,8 @@
 //   move_swz, mma_swzpb_w2, mma_swzpb_k2, mma_swzpb_k4   a barrier a swizzled box (swz_box_tile,
 //             session 32): the landing alone, the GEMM on two warps, and K split over 2 and 4 warp
 //             pairs with one reduction in shared memory;
+//   move_swz3_S, mma_swz3_w2_S, mma_swz3_k4_S   the same with S boxes a copy (S = 4, or "all" of K
+//             in one copy of A and one of B) through a 3D map of 64-half k slabs (session 33);
 //   lib:NAME  the library's kernel l2x_gemm_NAME (dlopen'd LIBRARY), on the same sets;
 //   cublas    cublasGemmEx, fp32 compute, default algorithm, C = A B^T as stored.
 // Timing: probe_common.cuh (sets spanning 2x the L2, one graph of a call a set, replayed,
@@ -39,6 +41,7 @@
 #include "../probe_common.cuh"
 
 constexpr int TM = 32, TN = 32;  // the tile of C every step owns
+constexpr int MAX_K = 1024;      // all of K in shared memory: (TM + TN) * MAX_K * 2 bytes of panels
 
 // The CTA's A and B panels (TM and TN rows of K halfs, rows K + PAD halfs apart) in shared memory;
 // every thread returns when they have landed. Unpadded: two bulk copies by one thread; padded: a
@@ -158,6 +161,15 @@ __device__ __forceinline__ void tensor_box(uint32_t dst, const CUtensorMap* map,
       : "memory");
 }
 
+// A 3D box of a slabbed map (tile_map3d): `slab` is the first of the box's 64-half k slabs.
+__device__ __forceinline__ void tensor_box3d(uint32_t dst, const CUtensorMap* map, int row, int slab, uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(
+          dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(0), "r"(row), "r"(slab), "r"(bar)
+      : "memory");
+}
+
 // Row r's 16-byte chunk c (of the 64-half box row) in a swizzled 32-row box.
 __device__ __forceinline__ uint4 swizzled_chunk(const half* box, int r, int c) {
   return *reinterpret_cast<const uint4*>(box + r * BOX_K + ((c ^ (r & 7)) * 8));
@@ -218,12 +230,16 @@ __global__ void __launch_bounds__(64) mma_swz_tile(const __grid_constant__ CUten
 // MMAs of the first boxes run while the later ones land; with KSPLIT > 1 the K slices' accumulators
 // meet in shared memory and slice 0's warps store C: `mma_swzpb_w2` (KSPLIT 1: the library's tinyt
 // kernels' steps), `mma_swzpb_k2`, `mma_swzpb_k4`.
-constexpr int MAX_BOXES = 512 / BOX_K;
+// SLABBED (session 33): one copy brings `slabs` boxes of A (of B) at once through a 3D map of the
+// matrix as 64-half k slabs (tile_map3d; the same swizzled layout in shared memory, slab after slab),
+// a barrier a copy: at K = 1024 the 32 copies of a 32x32 tile's boxes landed 0.5-0.7 us after a
+// bulk copy of the same bytes (call 6), so fewer, larger copies: `move_swz3_*`, `mma_swz3_*`.
+constexpr int MAX_BOXES = MAX_K / BOX_K;
 
-template <int KSPLIT, bool MMA>
+template <int KSPLIT, bool MMA, bool SLABBED = false>
 __global__ void __launch_bounds__(64 * KSPLIT) swz_box_tile(const __grid_constant__ CUtensorMap map_a,
                                                              const __grid_constant__ CUtensorMap map_b, half* c,
-                                                             int n, int k) {
+                                                             int n, int k, int slabs = 1) {
   extern __shared__ __align__(128) uint4 panels[];
   __shared__ __align__(8) uint64_t landed[MAX_BOXES];
   __shared__ float partial[KSPLIT > 1 ? KSPLIT - 1 : 1][2][32][16];  // slices 1.. : a warp's 16 floats a lane
@@ -231,26 +247,33 @@ __global__ void __launch_bounds__(64 * KSPLIT) swz_box_tile(const __grid_constan
   const half* sa = reinterpret_cast<const half*>(reinterpret_cast<const char*>(panels) + pad);
   const half* sb = sa + TM * k;
   const uint32_t bar = smem_addr(&landed[0]);
-  const int boxes = k / BOX_K;
+  const int copies = k / BOX_K / slabs;  // of A and of B each; a barrier a pair (slabs = 1 unless SLABBED)
   if (threadIdx.x == 0)
-    for (int j = 0; j < boxes; ++j) {
-      mbarrier_expect(bar + 8 * j, (TM + TN) * BOX_K * 2);
-      tensor_box(smem_addr(sa + j * TM * BOX_K), &map_a, j * BOX_K, blockIdx.y * TM, bar + 8 * j);
-      tensor_box(smem_addr(sb + j * TN * BOX_K), &map_b, j * BOX_K, blockIdx.x * TN, bar + 8 * j);
+    for (int j = 0; j < copies; ++j) {
+      mbarrier_expect(bar + 8 * j, (TM + TN) * BOX_K * 2 * slabs);
+      const uint32_t dst_a = smem_addr(sa + j * slabs * TM * BOX_K), dst_b = smem_addr(sb + j * slabs * TN * BOX_K);
+      if constexpr (SLABBED) {
+        tensor_box3d(dst_a, &map_a, blockIdx.y * TM, j * slabs, bar + 8 * j);
+        tensor_box3d(dst_b, &map_b, blockIdx.x * TN, j * slabs, bar + 8 * j);
+      } else {
+        tensor_box(dst_a, &map_a, j * BOX_K, blockIdx.y * TM, bar + 8 * j);
+        tensor_box(dst_b, &map_b, j * BOX_K, blockIdx.x * TN, bar + 8 * j);
+      }
     }
   __syncthreads();  // the barriers are initialised before anyone waits on them
   if constexpr (!MMA) {
-    for (int j = 0; j < boxes; ++j) mbarrier_wait_phase0(bar + 8 * j);
+    for (int j = 0; j < copies; ++j) mbarrier_wait_phase0(bar + 8 * j);
     store_from(c, n, panels[threadIdx.x]);
   } else {
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
     const int wm = warp % 2, wk = warp / 2;
     float acc[4][4] = {};
-    for (int j = wk; j < boxes; j += KSPLIT) {
+    for (int j = wk; j < copies; j += KSPLIT) {
       mbarrier_wait_phase0(bar + 8 * j);
+      for (int box = j * slabs; box < (j + 1) * slabs; ++box)
 #pragma unroll
-      for (int half_box = 0; half_box < 2; ++half_box)
-        swz_mma_block(acc, sa + j * TM * BOX_K, sb + j * TN * BOX_K, wm * 16, half_box * 4 + t, g);
+        for (int half_box = 0; half_box < 2; ++half_box)
+          swz_mma_block(acc, sa + box * TM * BOX_K, sb + box * TN * BOX_K, wm * 16, half_box * 4 + t, g);
     }
     if constexpr (KSPLIT > 1) {
       if (wk > 0)
@@ -282,6 +305,18 @@ static CUtensorMap tile_map(EncodeTiled encode, const half* base, int rows, int 
   return map;
 }
 
+// The same matrix as 64-half k slabs, (k within a slab, row, slab), boxes of 64 x 32 rows x `slabs`:
+// a box lands slab after slab, each as tile_map's 2D box would (row strides k * 2 bytes, slab
+// strides 128). False where the encoder refuses the map (strides not increasing).
+static bool tile_map3d(EncodeTiled encode, const half* base, int rows, int k, int slabs, CUtensorMap* map) {
+  const cuuint64_t dims[3] = {(cuuint64_t)BOX_K, (cuuint64_t)rows, (cuuint64_t)(k / BOX_K)};
+  const cuuint64_t strides[2] = {(cuuint64_t)k * 2, (cuuint64_t)BOX_K * 2};
+  const cuuint32_t box[3] = {BOX_K, 32, (cuuint32_t)slabs}, elem[3] = {1, 1, 1};
+  return encode(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3, const_cast<half*>(base), dims, strides, box, elem,
+                CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
 using LibGemm = int (*)(const void*, const void*, void*, int, int, int, int, int, int, int, void*, size_t,
                         cudaStream_t);
 using LibCan = int (*)(int, int, int, int, int, int, int);
@@ -305,10 +340,10 @@ int main(int argc, char** argv) {
   }
   const int samples = argc > 4 ? atoi(argv[4]) : 5;
   const Device dev = describe_device();
-  constexpr int kMaxPanels = (TM + TN) * 512 * 2;
+  constexpr int kMaxPanels = (TM + TN) * MAX_K * 2;
   CK(cudaFuncSetAttribute(move_tile<64>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxPanels));
   CK(cudaFuncSetAttribute(move_tile<128>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxPanels));
-  constexpr int kMaxPadded = (TM + TN) * (512 + 8) * 2;
+  constexpr int kMaxPadded = (TM + TN) * (MAX_K + 8) * 2;
   CK(cudaFuncSetAttribute(frag_tile<1, 0>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxPanels));
   CK(cudaFuncSetAttribute(frag_tile<1, 8>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxPadded));
   CK(cudaFuncSetAttribute(mma_tile<1, 0>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxPanels));
@@ -319,6 +354,9 @@ int main(int argc, char** argv) {
   CK(cudaFuncSetAttribute(swz_box_tile<1, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxPanels + 1024));
   CK(cudaFuncSetAttribute(swz_box_tile<2, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxPanels + 1024));
   CK(cudaFuncSetAttribute(swz_box_tile<4, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxPanels + 1024));
+  CK(cudaFuncSetAttribute(swz_box_tile<1, false, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxPanels + 1024));
+  CK(cudaFuncSetAttribute(swz_box_tile<1, true, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxPanels + 1024));
+  CK(cudaFuncSetAttribute(swz_box_tile<4, true, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxPanels + 1024));
   EncodeTiled encode = nullptr;
   cudaDriverEntryPointQueryResult found;
   CK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", reinterpret_cast<void**>(&encode), 12000,
@@ -331,8 +369,8 @@ int main(int argc, char** argv) {
   cublasSetStream(handle, st);
   printf("gpu,m,n,k,sets,impl,median_us,p10_us,p90_us,max_abs_err\n");
   for (const Config& cf : configs) {
-    if (cf.m % TM || cf.n % TN || cf.k % 32 || cf.k > 512) {
-      fprintf(stderr, "%d %d %d: M and N multiples of 32, K of 32 and <= 512; skipped\n", cf.m, cf.n, cf.k);
+    if (cf.m % TM || cf.n % TN || cf.k % 32 || cf.k > MAX_K) {
+      fprintf(stderr, "%d %d %d: M and N multiples of 32, K of 32 and <= %d; skipped\n", cf.m, cf.n, cf.k, MAX_K);
       continue;
     }
     Pool p = make_pool(cf, dev, st);
@@ -377,6 +415,38 @@ int main(int argc, char** argv) {
       impls.push_back({"mma_swzpb_k4", [&](int s) {
                          swz_box_tile<4, true><<<grid, 256, smem + 1024, st>>>(maps_a[s], maps_b[s], p.c(s), cf.n, cf.k);
                        }});
+    }
+    // Slabbed copies: 4 boxes a copy, and all of K in one copy of A and one of B.
+    const int boxes = cf.k / BOX_K;
+    std::vector<std::vector<CUtensorMap>> slab_maps_a, slab_maps_b;  // [slabs choice][set]
+    std::vector<int> slab_choices = {4};
+    if (boxes > 4) slab_choices.push_back(boxes);
+    for (int slabs : slab_choices) {
+      slab_maps_a.emplace_back(p.sets);
+      slab_maps_b.emplace_back(p.sets);
+      bool ok = cf.k % BOX_K == 0 && boxes % slabs == 0;
+      for (int i = 0; ok && i < p.sets; ++i)
+        ok = tile_map3d(encode, p.a(i), cf.m, cf.k, slabs, &slab_maps_a.back()[i]) &&
+             tile_map3d(encode, p.b(i), cf.n, cf.k, slabs, &slab_maps_b.back()[i]);
+      if (!ok) {
+        fprintf(stderr, "%d %d %d: no slabbed map of %d boxes a copy\n", cf.m, cf.n, cf.k, slabs);
+        continue;
+      }
+      const size_t c = slab_maps_a.size() - 1;
+      const std::string tag = slabs == boxes ? "all" : std::to_string(slabs);
+      impls.push_back({"move_swz3_" + tag, [&, c, slabs](int s) {
+                         swz_box_tile<1, false, true><<<grid, 64, smem + 1024, st>>>(
+                             slab_maps_a[c][s], slab_maps_b[c][s], p.c(s), cf.n, cf.k, slabs);
+                       }});
+      impls.push_back({"mma_swz3_w2_" + tag, [&, c, slabs](int s) {
+                         swz_box_tile<1, true, true><<<grid, 64, smem + 1024, st>>>(
+                             slab_maps_a[c][s], slab_maps_b[c][s], p.c(s), cf.n, cf.k, slabs);
+                       }});
+      if (boxes / slabs >= 4)
+        impls.push_back({"mma_swz3_k4_" + tag, [&, c, slabs](int s) {
+                           swz_box_tile<4, true, true><<<grid, 256, smem + 1024, st>>>(
+                               slab_maps_a[c][s], slab_maps_b[c][s], p.c(s), cf.n, cf.k, slabs);
+                         }});
     }
     for (const std::string& name : names) {
       auto run = reinterpret_cast<LibGemm>(dlsym(lib, ("l2x_gemm_" + name).c_str()));
