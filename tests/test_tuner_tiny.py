@@ -22,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 # Update deliberately when the template changes (and re-run the GPU correctness test).
-GOLDEN_TINY_TU_SHA256 = "9219d15ee8035380bcafa35154091ee9eebe24cf68413a5394882088689f6939"
+GOLDEN_TINY_TU_SHA256 = "23846cc73db54936f82b025101cbb6d1331e151a4b67851b31da1c69dc3bcb17"
 
 ABI_SIGNATURES = (
     "L2X_API int l2x_gemm_{n}(const void* A, const void* B, void* C, int M, int N, int K, int raster,\n"
@@ -46,10 +46,14 @@ def test_tiny_catalog_is_valid_unique_and_stable() -> None:
     tensor = [c for c in cat if c.loads == "tensor"]
     assert 6 <= len(piped) <= 16 and 6 <= len(direct) <= 16  # a handful of sharp kernels each
     assert 4 <= len(bulk) <= 16
-    # every bulk tile fed by tensor copies too, and a few small tiles with K split over warp groups
-    whole = [c for c in tensor if c.warps_k == 1]
+    # every bulk tile fed by tensor copies too, and a few small tiles with K split over warp groups;
+    # those of at most 32 rows also with four boxes a copy
+    one_box = [c for c in tensor if c.copy_boxes == 1]
+    whole = [c for c in one_box if c.warps_k == 1]
     assert [(c.tile_m, c.tile_n, c.tile_k) for c in whole] == [(c.tile_m, c.tile_n, c.tile_k) for c in bulk]
-    assert 1 <= len(tensor) - len(whole) <= 8
+    assert 1 <= len(one_box) - len(whole) <= 8
+    four = [dataclasses.replace(c, copy_boxes=4) for c in one_box if c.tile_m <= 32]
+    assert [c for c in tensor if c.copy_boxes > 1] == four and len(four) >= 8
     assert direct == tiny.direct_catalog() and bulk == tiny.bulk_catalog() and tensor == tiny.tensor_catalog()
     names = [c.name for c in cat]
     assert len(set(names)) == len(names)
@@ -381,7 +385,31 @@ def test_warps_k_splits_k_over_warp_groups_of_panel_kernels_only() -> None:
     with pytest.raises(ConfigError, match="512 threads"):
         TinyConfig(64, 64, 512, 4, 2, b_major="k", loads="tensor", warps_k=4)
     tu = families.render_tu([t])
-    assert "using Shape = DirectShape<32, 32, 512, 2, 1, 2>;" in tu and "kPartialBytes" in tu
+    assert "using Shape = DirectShape<32, 32, 512, 2, 1, 2, 1>;" in tu and "kPartialBytes" in tu
+
+
+def test_copy_boxes_brings_several_boxes_a_tensor_copy() -> None:
+    c = TinyConfig(16, 32, 1024, 1, 1, b_major="k", loads="tensor", warps_k=4, copy_boxes=4)
+    assert c.name == "tinyt_16x32x1024_w1x1x4_c4_bk" and c.to_dict()["copy_boxes"] == 4
+    assert TinyConfig.from_dict(c.to_dict()) == c and kernel_from_dict(c.to_dict()) == c
+    one = dataclasses.replace(c, copy_boxes=1)
+    # earlier names kept
+    assert "copy_boxes" not in one.to_dict() and one.name == "tinyt_16x32x1024_w1x1x4_bk"
+    assert c.smem_bytes() == one.smem_bytes()  # whole copies up to tile_k: the same panels
+    with pytest.raises(ConfigError, match="copy_boxes must be one of"):
+        dataclasses.replace(c, copy_boxes=3)
+    with pytest.raises(ConfigError, match="tensor kind"):
+        TinyConfig(32, 32, 512, 2, 1, b_major="k", loads="bulk", copy_boxes=4)
+    with pytest.raises(ConfigError, match="whole copies"):
+        TinyConfig(32, 32, 512, 2, 1, b_major="k", loads="tensor", copy_boxes=16)
+    # a copy reads whole 64-k slabs of the matrix as it lies: K a multiple of 64
+    fam = families.family_of(c.to_dict())
+    assert fam.supports(64, 64, 192, c.to_dict()) and not fam.supports(64, 64, 96, c.to_dict())
+    assert "multiple of 64" in (fam.why_not(64, 64, 96, c.to_dict()) or "")
+    assert fam.supports(64, 64, 96, one.to_dict())
+    tu = families.render_tu([c])
+    assert "using Shape = DirectShape<16, 32, 1024, 1, 1, 4, 4>;" in tu
+    assert "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes" in tu
 
 
 def test_tiny_tu_renders_each_entry_kind_once_per_kernel() -> None:

@@ -274,8 +274,10 @@ def sweep_group(params: Mapping[str, Any]) -> str:
     if family.split_partials_in_memory:
         return family.name
     # the tiny family's register-direct, bulk- and tensor-fed kernels are designs of their own,
-    # measured whole too
+    # measured whole too; the tensor kind's copies of several boxes (copy_boxes) another
     loads = f"/{params['loads']}" if params.get("loads") in ("direct", "bulk", "tensor") else ""
+    if int(params.get("copy_boxes", 1)) > 1:
+        loads += "/slabs"
     return f"{family.name}/{params.get('reduce', 'cluster')}{loads}"
 
 

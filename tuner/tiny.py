@@ -92,6 +92,8 @@ BULK_TILE_KS: tuple[int, ...] = (64, 128, 256, 512, 1024)  # also a tensor copy'
 DIRECT_TILE_KS: tuple[int, ...] = (32, 64, 128, 256)
 DIRECT_WARP_NS: tuple[int, ...] = (8, 16, 32)  # one C store of 2 * warp tile N / 8 halfs a row
 WARPS_KS: tuple[int, ...] = (1, 2, 4)  # warp groups splitting K (panel kinds; 1 everywhere else)
+COPY_BOXES: tuple[int, ...] = (1, 4, 8, 16)  # 64-k boxes a tensor copy brings (tensor kind; 1 elsewhere)
+BOX_K = 64  # halfs of K a tensor-copy box holds (one 128-byte swizzled line)
 # Fragment registers a thread may hold (A, B and the accumulators): ptxas keeps ~160 without spills
 # beside the addresses (the same bound, checked in validate, keeps it under 255).
 MAX_DIRECT_REGISTERS = 160
@@ -119,6 +121,9 @@ class TinyConfig(ConfigRecord):
     # sums meet in shared memory), so a tile's MMA chain is shorter where K is long. Left out of the
     # dict when 1, as `loads`.
     warps_k: int = 1
+    # Tensor kind: 64-k boxes one tensor copy brings (a 3D map of the matrix as 64-k slabs; K a multiple
+    # of 64), a barrier a copy: fewer copies land sooner (tiny_gemm.cuh). Left out of the dict when 1.
+    copy_boxes: int = 1
 
     def __post_init__(self) -> None:
         validate(self)
@@ -129,6 +134,8 @@ class TinyConfig(ConfigRecord):
         tile = f"{self.tile_m}x{self.tile_n}x{self.tile_k}_w{self.warps_m}x{self.warps_n}"
         if self.warps_k > 1:
             tile += f"x{self.warps_k}"
+        if self.copy_boxes > 1:
+            tile += f"_c{self.copy_boxes}"
         if self.loads in ONE_PASS_LOADS:
             return f"tiny{self.loads[0]}_{tile}_b{self.b_major}"
         return f"tiny_{tile}_s{self.stages}_b{self.b_major}"
@@ -139,6 +146,8 @@ class TinyConfig(ConfigRecord):
             del data["loads"]
         if self.warps_k == 1:
             del data["warps_k"]
+        if self.copy_boxes == 1:
+            del data["copy_boxes"]
         return data
 
     def direct_registers(self) -> int:
@@ -183,6 +192,13 @@ def validate(cfg: TinyConfig) -> None:
         raise ConfigError(f"warps_k must be one of {WARPS_KS}, got {cfg.warps_k!r}")
     if cfg.warps_k > 1 and cfg.loads not in PANEL_LOADS:
         raise ConfigError(f"only the panel kinds {PANEL_LOADS} split K over warps: warps_k must stay 1")
+    if cfg.copy_boxes not in COPY_BOXES:
+        raise ConfigError(f"copy_boxes must be one of {COPY_BOXES}, got {cfg.copy_boxes!r}")
+    if cfg.copy_boxes > 1 and (cfg.loads != "tensor" or cfg.tile_k % (BOX_K * cfg.copy_boxes)):
+        raise ConfigError(
+            f"copy_boxes > 1 needs the tensor kind and whole copies of {cfg.copy_boxes} 64-k boxes "
+            "up to tile_k"
+        )
     if cfg.loads in ONE_PASS_LOADS:
         validate_one_pass(cfg)
         return
@@ -261,6 +277,8 @@ def why_not_shape(m: int, n: int, k: int, params: Mapping[str, Any] | None) -> s
     if loads in ONE_PASS_LOADS and k > int(params.get("tile_k") or 0):
         where = "registers" if loads == "direct" else "shared memory"
         return f"K must be at most {params.get('tile_k')} (a {loads} kernel holds all of K in {where})"
+    if params and int(params.get("copy_boxes") or 1) > 1 and k % BOX_K:
+        return f"K must be a multiple of {BOX_K} (a copy of several 64-k boxes reads whole 64-k slabs)"
     return None
 
 
@@ -365,7 +383,10 @@ def tensor_catalog() -> list[TinyConfig]:
     its panels landed at 512x512x256 against 0.37 at K = 64 (H200, session 32), its warps' MMA
     chains running all of K one after the other; split, 256^3 ran 2.97 -> 2.63 us (cuBLAS 2.87).
     The split tiles also hold K = 1024 (the panels up to 201 KB, one CTA an SM), for the tiny
-    configs at K = 1024 where few tiles leave most SMs idle (64x1024x1024: 64 tiles of 32x32)."""
+    configs at K = 1024 where few tiles leave most SMs idle (64x1024x1024: 64 tiles of 32x32).
+    The tiles of at most 32 rows also with four boxes a copy (copy_boxes): at K = 1024 a 32x32 tile's
+    32 one-box copies landed 0.5-0.7 us after bulk copies of the same bytes (H200, session 33); a
+    larger tile's boxes are already 8-16 KB a copy (and 64x128 spilled with four)."""
 
     def t(m: int, n: int, wm: int, wn: int, wk: int, k: int = 512) -> TinyConfig:
         return TinyConfig(m, n, k, wm, wn, b_major="k", loads="tensor", warps_k=wk)
@@ -373,7 +394,8 @@ def tensor_catalog() -> list[TinyConfig]:
     whole = [TinyConfig(**{**c.to_dict(), "loads": "tensor"}) for c in bulk_catalog()]
     groups = {(16, 32, 1, 1): (2, 4), (32, 32, 2, 1): (2, 4), (32, 64, 2, 2): (2,)}  # tile and warps: warps_k
     split = [t(*tile, wk) for tile, wks in groups.items() for wk in wks]
-    return [*whole, *split, *(t(*tile, max(wks), 1024) for tile, wks in groups.items())]
+    one_box = [*whole, *split, *(t(*tile, max(wks), 1024) for tile, wks in groups.items())]
+    return [*one_box, *(TinyConfig(**{**c.to_dict(), "copy_boxes": 4}) for c in one_box if c.tile_m <= 32)]
 
 
 # ---------------------------------------------------------------------------- CUDA source
@@ -396,6 +418,7 @@ def render_kernel(cfg: TinyConfig) -> str:
     )
     if cfg.loads in ONE_PASS_LOADS:
         tile["warps_k"] = cfg.warps_k
+        tile["copy_boxes"] = cfg.copy_boxes
         entry = {"direct": "DirectEntry", "bulk": "BulkEntry", "tensor": "TensorEntry"}[cfg.loads]
         return render(DIRECT_KERNEL_TEMPLATE, entry=entry, **tile) + entry_points(cfg.name)
     b_k_major = "true" if cfg.b_major == "k" else "false"

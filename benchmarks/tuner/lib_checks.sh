@@ -4,11 +4,12 @@
 #   bash benchmarks/tuner/lib_checks.sh KERNEL_NAMES CHECKS_TAR
 # installs the wheel and unpacks the carried library (run_device.sh), runs tests/gpu/test_tuner_own.py
 # on the newest library in /tmp/tb/lib, then tiny_floor/bulk_bisect.cu on session 31's
-# bisect_configs.txt with KERNEL_NAMES (comma-separated) of that library ("new") and of
+# bisect_configs.txt (or $BISECT_CONFIGS) with KERNEL_NAMES (comma-separated) of that library ("new") and of
 # .carry/oldlib.tar.gz's ("old"), side by side. Work files in /tmp/checks (gpu.csv, device.txt,
 # gpu_tests.log, bisect_{new,old}.csv, bisect.log, build.log) go back as one tar, CHECKS_TAR.
 set -u
 names=$1 checks_tar=$2
+bisect_configs=${BISECT_CONFIGS:-benchmarks/tuner/h200-2026-11-29-s31/bisect_configs.txt}  # lines "M N K"
 mkdir -p /tmp/checks /tmp/setup /tmp/old
 nvidia-smi --query-gpu=index,name,driver_version,power.limit,clocks.max.sm --format=csv >/tmp/checks/gpu.csv
 OUT=/tmp/setup bash benchmarks/harness/v3/run_device.sh >/dev/null  # install, unpack the library
@@ -24,7 +25,7 @@ echo "gpu tests: exit $? $(tail -1 /tmp/checks/gpu_tests.log)" | tee -a /tmp/che
 wait
 for which in new old; do
   lib=$new && [ $which = old ] && lib=$old
-  timeout 60 /tmp/bulk_bisect benchmarks/tuner/h200-2026-11-29-s31/bisect_configs.txt "$lib" "$names" 5 \
+  timeout 90 /tmp/bulk_bisect "$bisect_configs" "$lib" "$names" 5 \
     >/tmp/checks/bisect_$which.csv 2>>/tmp/checks/bisect.log
   echo "bisect $which: exit $?" | tee -a /tmp/checks/device.txt
 done

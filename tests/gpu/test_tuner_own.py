@@ -44,6 +44,7 @@ SHAPES = [
     (200, 264, 4104),  # an odd number of N tiles (64 or 128 wide): a multicast pair's partner past N
     (33, 40, 72),  # K past a 32-wide block (register-direct kernels), M and N past a tile
     (200, 264, 136),
+    (200, 264, 192),  # M and N past a tile, K past a copy of four 64-k boxes (copy_boxes: slabs past K)
 ]
 assert tiny.MAX_SPLITS == wgmma.MAX_SPLITS
 SPLITS = (1, 2, 3, 5, 8, tiny.MAX_SPLITS)
@@ -143,9 +144,9 @@ def test_own_kernel_correct_twice(name: str, shape: tuple[int, int, int], worksp
 
 @pytest.mark.parametrize("name", [n for n in _own_names() if n.startswith("tinyt")] or ["<none>"])
 def test_tensor_maps_follow_the_shape_at_one_address(name: str, workspace) -> None:
-    """A tensor-fed kernel keeps the maps it encoded by base, rows, k and box rows (tiny_gemm.cuh's
-    tile_map): one pair of buffers read as three shapes in turn, the first again last, gives every
-    call the map of its own shape."""
+    """A tensor-fed kernel keeps the maps it encoded by base, rows, k, box rows and boxes a copy
+    (tiny_gemm.cuh's tile_map): one pair of buffers read as three shapes in turn, the first again
+    last, gives every call the map of its own shape."""
     kern = _kernel(name)
     if kern.params.get("loads") != "tensor":
         pytest.skip("not a tensor-fed kernel")
@@ -178,10 +179,11 @@ def test_tensor_maps_follow_the_shape_at_one_address(name: str, workspace) -> No
 
 def _holds_k(kern, k: int, splits: int) -> bool:
     """A one-pass tiny kernel (register-direct, bulk- or tensor-fed) runs K up to its tile_k, data
-    parallel only (the rest: always)."""
+    parallel only, and K a multiple of 64 where a copy brings several boxes (the rest: always)."""
     if kern.params.get("loads") not in tiny.ONE_PASS_LOADS:
         return True
-    return k <= int(kern.params["tile_k"]) and splits == 1
+    whole_slabs = int(kern.params.get("copy_boxes", 1)) == 1 or k % tiny.BOX_K == 0
+    return k <= int(kern.params["tile_k"]) and splits == 1 and whole_slabs
 
 
 SMEM_PER_SM = 228 << 10  # sm_90: shared memory per SM, of which 1 KB a CTA is reserved

@@ -330,9 +330,11 @@ struct TinyEntry : TinyEntryBase<TinyEntry<S, kBKMajor>> {
 //   row are 2 NT adjacent columns of C: one store of 4 NT bytes (16 at NT = 4).
 // WK > 1 (panel kinds only): WK warp groups of WM x WN split K, a group every WK-th pair of k blocks,
 // their accumulators summed through shared memory (kPartialBytes after the panels) at the end.
-template <int BM, int BN, int BK, int WM, int WN, int WK = 1>
+// CB > 1 (tensor kind only): each tensor copy brings CB 64-k boxes of A (of B) at once, a barrier a
+// copy (tiny_tensor_kernel says why).
+template <int BM, int BN, int BK, int WM, int WN, int WK = 1, int CB = 1>
 struct DirectShape {
-  static constexpr int kBM = BM, kBN = BN, kBK = BK, kWK = WK;
+  static constexpr int kBM = BM, kBN = BN, kBK = BK, kWK = WK, kCopyBoxes = CB;
   static constexpr int kWarpsMN = WM * WN;
   static constexpr int kThreads = 32 * WM * WN * WK;
   static constexpr int kPartialBytes = (WK - 1) * BM * BN * 4;  // groups 1..WK-1's fp32 tiles
@@ -343,6 +345,7 @@ struct DirectShape {
   static_assert(BM % WM == 0 && BN % WN == 0 && kWarpM % 16 == 0, "warp tile: whole m16 fragments");
   static_assert(kNT == 1 || kNT == 2 || kNT == 4, "warp tile N: 8, 16 or 32 (one store of 4 NT bytes)");
   static_assert(BK % 32 == 0, "K is held in 32-wide blocks");
+  static_assert(CB == 1 || BK % (64 * CB) == 0, "whole copies of CB 64-k boxes up to BK");
 };
 
 template <int kNT>
@@ -531,8 +534,9 @@ __device__ __forceinline__ void expect_landing(uint32_t bar, uint32_t bytes) {
 }
 
 // What the bulk- and tensor-fed kernels do once thread 0 has issued the copies: wait for the panels
-// on `bar` (kBarrierPerPair: pair kp of 32-wide k blocks on its own barrier at bar + 8 kp, waited
-// for just before its reads, so the MMAs of the first pairs run while the later ones land), run the
+// on `bar` (kBarrierPerPair: pair kp of 32-wide k blocks on the barrier of the copy that brings it,
+// bar + 8 (kp / kCopyBoxes), waited for just before its reads, so the MMAs of the first pairs run
+// while the later ones land), run the
 // MMAs of every 32-wide k block from fragments `chunk_a(row, kb, t)` and `chunk_b(row, kb, t)`
 // return (row of the CTA's A or B panel; lane t's 16 bytes of block kb, the K permutation), store C.
 // Two 32-wide blocks (64 k) an iteration, no branch between them, and a runtime trip count unrolled
@@ -554,7 +558,7 @@ __device__ __forceinline__ void panel_gemm(const TinyParams& p, int m0, int n0, 
   const int pairs = (p.K + 63) / 64;  // chunks past K read as zeros
 #pragma unroll 2
   for (int kp = warp_k; kp < pairs; kp += S::kWK) {
-    if constexpr (kBarrierPerPair) wait_landed(bar + 8 * kp);
+    if constexpr (kBarrierPerPair) wait_landed(bar + 8 * (kp / S::kCopyBoxes));
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
       const int kb = 2 * kp + half;
@@ -646,28 +650,55 @@ __device__ __forceinline__ void tensor_box(uint32_t dst, const CUtensorMap* map,
       : "memory");
 }
 
+// kCopyBoxes boxes at once through a slabbed map (tile_map with slabs > 1): `slab` is the first.
+__device__ __forceinline__ void tensor_slabs(uint32_t dst, const CUtensorMap* map, int row, int slab, uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(
+          dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(0), "r"(row), "r"(slab), "r"(bar)
+      : "memory");
+}
+
 // 16-byte chunk `chunk` (0..7) of row `row` of a swizzled box (rows of kBoxK halfs).
 __device__ __forceinline__ uint4 swizzled_chunk(const __half* box, int row, int chunk) {
   return *reinterpret_cast<const uint4*>(box + row * kBoxK + ((chunk ^ (row & 7)) << 3));
 }
 
+// kCopyBoxes > 1: a copy brings that many boxes of A (of B) through a 3D map of the matrix as 64-k
+// slabs, landing slab after slab in the same layout: at K = 1024 a 32x32 tile's 32 box copies and
+// 16 barriers landed 0.5-0.7 us after bulk copies of the same bytes (H200, session 33's
+// tiny_floor/bulk_bisect.cu), so fewer, larger copies. The last copy may pass K: its slabs past K
+// land as zeros (the shared memory holds whole copies).
+template <class S>
+constexpr int copied_boxes(int k) {
+  const int boxes = (k + kBoxK - 1) / kBoxK;
+  return (boxes + S::kCopyBoxes - 1) / S::kCopyBoxes * S::kCopyBoxes;
+}
+
 template <class S>
 __global__ void __launch_bounds__(S::kThreads) tiny_tensor_kernel(const __grid_constant__ TensorParams tp) {
   extern __shared__ __align__(128) unsigned char panel_smem[];
-  __shared__ __align__(8) uint64_t landed[S::kBK / kBoxK];  // a barrier a box (64 k) of A and B
+  __shared__ __align__(8) uint64_t landed[S::kBK / kBoxK / S::kCopyBoxes];  // a barrier a copy of A and B
   const TinyParams& p = tp.p;
   // The swizzle repeats every 1024 bytes from a 1024-byte aligned box: the launch adds 1024 spare.
   const uint32_t skip = (1024 - (smem_u32(panel_smem) & 1023)) & 1023;
-  const int boxes = (p.K + kBoxK - 1) / kBoxK;
+  const int boxes = copied_boxes<S>(p.K);
   const __half* const sA = reinterpret_cast<const __half*>(panel_smem + skip);  // boxes x (kBM x kBoxK)
   const __half* const sB = sA + boxes * S::kBM * kBoxK;                       // boxes x (kBN x kBoxK)
   const int m0 = blockIdx.y * S::kBM, n0 = blockIdx.x * S::kBN;
   const uint32_t bar = smem_u32(&landed[0]);
   if (threadIdx.x == 0) {
-    for (int j = 0; j < boxes; ++j) {  // in k order: box 0 lands first
-      expect_landing(bar + 8 * j, (S::kBM + S::kBN) * kBoxK * 2);  // whole boxes, the fill included
-      tensor_box(smem_u32(sA + j * S::kBM * kBoxK), &tp.a, j * kBoxK, m0, bar + 8 * j);
-      tensor_box(smem_u32(sB + j * S::kBN * kBoxK), &tp.b, j * kBoxK, n0, bar + 8 * j);
+    for (int j = 0; j < boxes / S::kCopyBoxes; ++j) {  // in k order: copy 0 lands first
+      const int box = j * S::kCopyBoxes;
+      const uint32_t dst_a = smem_u32(sA + box * S::kBM * kBoxK), dst_b = smem_u32(sB + box * S::kBN * kBoxK);
+      expect_landing(bar + 8 * j, (S::kBM + S::kBN) * kBoxK * 2 * S::kCopyBoxes);  // whole boxes, the fill included
+      if constexpr (S::kCopyBoxes == 1) {
+        tensor_box(dst_a, &tp.a, box * kBoxK, m0, bar + 8 * j);
+        tensor_box(dst_b, &tp.b, box * kBoxK, n0, bar + 8 * j);
+      } else {
+        tensor_slabs(dst_a, &tp.a, m0, box, bar + 8 * j);
+        tensor_slabs(dst_b, &tp.b, n0, box, bar + 8 * j);
+      }
     }
   }
   // Block kb is half of box kb / 2 (64 k), pair kp is box kp; the boxes hold k past K as zeros.
@@ -699,34 +730,38 @@ inline EncodeTiledFn encode_tiled() {
   return reinterpret_cast<EncodeTiledFn>(f);
 }
 
-// The map of a rows x k fp16 matrix (K contiguous) in swizzled boxes of box_rows x kBoxK.
+// The map of a rows x k fp16 matrix (K contiguous) in swizzled boxes of box_rows x kBoxK; with
+// slabs > 1 (K a multiple of kBoxK) the same matrix as (k within a 64-k slab, row, slab), strides
+// k * 2 and 128 bytes, in boxes of kBoxK x box_rows x slabs: one copy, `slabs` 2D boxes in a row.
 // The last few maps this host thread encoded, keyed by everything a map holds (base, rows, k, box
-// rows): an eager caller reusing its buffers skips the encoder's host work each launch, and an
-// address freed and reused at the same shape gets the same map, still valid.
+// rows, slabs): an eager caller reusing its buffers skips the encoder's host work each launch, and
+// an address freed and reused at the same shape gets the same map, still valid.
 struct CachedTileMap {
   const void* base;
-  int rows, k, box_rows;
+  int rows, k, box_rows, slabs;
   CUtensorMap map;
 };
 
-inline int tile_map(CUtensorMap* map, const void* base, int rows, int k, int box_rows) {
+inline int tile_map(CUtensorMap* map, const void* base, int rows, int k, int box_rows, int slabs = 1) {
   constexpr int kSlots = 8;  // A and B of a few shapes or buffers
   thread_local CachedTileMap cache[kSlots] = {};
   thread_local int next = 0;
   for (const CachedTileMap& c : cache)
-    if (c.rows > 0 && c.base == base && c.rows == rows && c.k == k && c.box_rows == box_rows) {
+    if (c.rows > 0 && c.base == base && c.rows == rows && c.k == k && c.box_rows == box_rows && c.slabs == slabs) {
       *map = c.map;
       return kOk;
     }
   const EncodeTiledFn encode = encode_tiled();
   if (!encode) return kCudaError;
-  const cuuint64_t dims[2] = {cuuint64_t(k), cuuint64_t(rows)}, strides[1] = {cuuint64_t(k) * 2};
-  const cuuint32_t box[2] = {kBoxK, cuuint32_t(box_rows)}, step[2] = {1, 1};
-  if (encode(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, const_cast<void*>(base), dims, strides, box, step,
-             CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+  const bool slabbed = slabs > 1;
+  const cuuint64_t dims[3] = {cuuint64_t(slabbed ? kBoxK : k), cuuint64_t(rows), cuuint64_t(k / kBoxK)};
+  const cuuint64_t strides[2] = {cuuint64_t(k) * 2, kBoxK * 2};
+  const cuuint32_t box[3] = {kBoxK, cuuint32_t(box_rows), cuuint32_t(slabs)}, step[3] = {1, 1, 1};
+  if (encode(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, slabbed ? 3 : 2, const_cast<void*>(base), dims, strides, box,
+             step, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)
     return kCannotImplement;
-  cache[next] = CachedTileMap{base, rows, k, box_rows, *map};
+  cache[next] = CachedTileMap{base, rows, k, box_rows, slabs, *map};
   next = (next + 1) % kSlots;
   return kOk;
 }
@@ -738,6 +773,11 @@ struct TensorEntry : OnePassEntry<S, TensorEntry<S>> {
   static constexpr int kMaxSmemBytesUsed = (S::kBM + S::kBN) * S::kBK * 2 + S::kPartialBytes + 1024;  // at K = BK
   static_assert(kMaxSmemBytesUsed <= kMaxSmemBytes - 1024, "the panels must fit shared memory");
 
+  static int can_implement(int M, int N, int K, int raster, int swizzle, int decomp, int splits) {
+    if (int st = OnePassEntry<S, TensorEntry<S>>::can_implement(M, N, K, raster, swizzle, decomp, splits)) return st;
+    return S::kCopyBoxes > 1 && K % kBoxK ? kCannotImplement : kOk;  // a slab past K would read the next row
+  }
+
   static int run(const void* A, const void* B, void* C, int M, int N, int K, int raster, int swizzle,
                  int decomp, int splits, void* workspace, size_t workspace_bytes, cudaStream_t stream) {
     (void)workspace;
@@ -746,11 +786,11 @@ struct TensorEntry : OnePassEntry<S, TensorEntry<S>> {
     if (int st = TensorEntry::params(A, B, C, M, N, K, raster, swizzle, decomp, splits, tp.p)) return st;
     tp.p.k_tiles = 1;
     tp.p.splits = 1;
-    if (int st = tile_map(&tp.a, A, M, K, S::kBM)) return st;
-    if (int st = tile_map(&tp.b, B, N, K, S::kBN)) return st;
+    if (int st = tile_map(&tp.a, A, M, K, S::kBM, S::kCopyBoxes)) return st;
+    if (int st = tile_map(&tp.b, B, N, K, S::kBN, S::kCopyBoxes)) return st;
     static std::atomic<unsigned long long> opted_in{0};
     if (int st = opt_in_once(opted_in, tiny_tensor_kernel<S>, kMaxSmemBytesUsed)) return st;
-    const int smem = (S::kBM + S::kBN) * ((K + kBoxK - 1) / kBoxK) * kBoxK * 2 + S::kPartialBytes + 1024;
+    const int smem = (S::kBM + S::kBN) * copied_boxes<S>(K) * kBoxK * 2 + S::kPartialBytes + 1024;
     const dim3 grid((N + S::kBN - 1) / S::kBN, (M + S::kBM - 1) / S::kBM, 1);
     return launch_split_k(tiny_tensor_kernel<S>, grid, S::kThreads, smem, stream, tp);
   }
