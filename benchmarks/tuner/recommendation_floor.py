@@ -23,7 +23,8 @@ from cuda_l2_explorer.engine.lookup import lookup, open_lookup_store
 def grid_shapes(store, run_prefix: str) -> list[Shape]:
     store.use_tables("measurements")  # the all_ view: the user's rows and the bundled ones
     rows = store.con.execute(
-        "SELECT DISTINCT m, n, k FROM all_measurements WHERE run_id LIKE ? ORDER BY m, n, k", [run_prefix + "%"]
+        "SELECT DISTINCT m, n, k FROM all_measurements WHERE run_id LIKE ? ORDER BY m, n, k",
+        [run_prefix + "%"],
     ).fetchall()
     return [Shape(m, n, k) for m, n, k in rows]
 
@@ -56,8 +57,10 @@ def main() -> None:
     print(f"grid run {args.run} on {args.gpu}, offline device time: {len(values)} configs answered")
     for kind, count in kinds.most_common():
         print(f"  {count:5}  {kind}")
-    print(f"answer over the best baseline: geomean {geo:.3f}, min {min(values):.3f}, "
-          f"below 0.98: {sum(r < 0.98 for r in values)}, below 1.0: {sum(r < 1.0 for r in values)}")
+    print(
+        f"answer over the best baseline: geomean {geo:.3f}, min {min(values):.3f}, "
+        f"below 0.98: {sum(r < 0.98 for r in values)}, below 1.0: {sum(r < 1.0 for r in values)}"
+    )
     worst = sorted(ratios.items(), key=lambda kv: kv[1])[:8]
     print("lowest:", ", ".join(f"{s} {r:.3f}" for s, r in worst))
 
