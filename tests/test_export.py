@@ -372,13 +372,14 @@ def test_cmake_format_compiles_for_sm90a(sm90a_compiles) -> None:
 
 def test_cmake_export_of_a_tensor_fed_tiny_kernel_compiles_without_warnings(tmp_path: Path) -> None:
     """The tiny family's TU carries helpers a kernel does not use (cluster split-K, cp.async, bulk
-    copies): the export must not greet its user with nvcc's 'declared but never referenced'."""
+    copies): the export must not greet its user with nvcc's 'declared but never referenced'. The
+    kernel splits K over two warp groups and copies four boxes at once (its 3D map built too)."""
     from cuda_l2_explorer.tuner.tiny import TinyConfig
 
     nvcc = build.find_nvcc()
     if not nvcc:
         pytest.skip("nvcc not found")
-    kernel = TinyConfig(32, 32, 512, 2, 1, b_major="k", loads="tensor", warps_k=2)
+    kernel = TinyConfig(32, 32, 512, 2, 1, b_major="k", loads="tensor", warps_k=2, copy_boxes=4)
     variant = {"raster": 0, "swizzle": 1, "decomposition": 0, "splits": 1}
     shape = Shape(64, 1024, 256)
     manifest = write_manifest(
