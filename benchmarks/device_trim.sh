@@ -3,14 +3,17 @@
 # carries; the committed evidence archives (~32 MB of stores and logs under benchmarks/) leave too
 # little room for duckdb (16 MB) and a library. No device script reads them, so they step aside
 # for the call: `device_trim.sh out` moves every file over 200 KB under benchmarks/ that git tracks
-# or would (a session's evidence not committed yet: it travels too) to /tmp/l2x-trim (paths kept),
-# `device_trim.sh back` restores them. Never commit between the two.
+# or would (a session's evidence not committed yet: it travels too), and the bundled dataset's
+# search log (5.7 MB; the device runs read no bundled data: --no-bundled), to /tmp/l2x-trim (paths
+# kept), `device_trim.sh back` restores them. Never commit between the two. (Session 33's grid
+# resume, carrying its store, was refused at 66 MB until the search log stepped aside.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 AWAY=${L2X_TRIM_DIR:-/tmp/l2x-trim}
 case "${1:-}" in
 out)
-  { git ls-files -z benchmarks && git ls-files -z --others --exclude-standard benchmarks; } | while IFS= read -r -d '' f; do
+  { git ls-files -z benchmarks && git ls-files -z --others --exclude-standard benchmarks &&
+    printf 'db/bundled/search_log.parquet\0'; } | while IFS= read -r -d '' f; do
     if [ -f "$f" ] && [ "$(stat -c %s "$f")" -gt 200000 ]; then
       mkdir -p "$AWAY/$(dirname "$f")" && mv "$f" "$AWAY/$f"
     fi
@@ -23,7 +26,7 @@ back)
     mkdir -p "$(dirname "$f")" && mv "$AWAY/$f" "$f"
   done
   find "$AWAY" -depth -type d -empty -delete
-  if git status --short benchmarks | grep '^ D'; then echo "still missing (above)"; exit 1; fi
+  if git status --short benchmarks db | grep '^ D'; then echo "still missing (above)"; exit 1; fi
   echo "restored"
   ;;
 *) echo "usage: $0 out|back" >&2; exit 2 ;;
