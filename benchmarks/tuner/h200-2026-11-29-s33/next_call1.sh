@@ -6,8 +6,9 @@
 # 1. lib_checks.sh: tests/gpu/test_tuner_own.py on the new library (the 11 tensor kernels with four
 #    64-k boxes a copy through a 3D map, tinyt_*_c4, first run; the new 200x264x192 shape) and
 #    tiny_floor/bulk_bisect.cu at next_bisect_configs.txt (K = 128-1024) with the probe's slabbed rows
-#    (move_swz3_*, mma_swz3_*: session 33's call7.sh, never run) beside the c4 kernels and their one-box
-#    twins, new and old library;
+#    (move_swz3_*, mma_swz3_*: session 33's call7.sh, never run) and pitched rows (move_pitch_*,
+#    mma_pitch_*: increasing strides, odd row pitch) beside the c4 kernels and their one-box twins,
+#    new and old library;
 # 2. the search of the 75 tiny configs with K = 256-1024 (next_call1_configs.txt, smallest M x N
 #    first; where the tensor kernels took session 33's 49 picks), ~1.6 s a config; its A/B against the
 #    H200 set and the merge into a copy (search_ab_merge.sh).

@@ -28,6 +28,8 @@
 //             pairs with one reduction in shared memory;
 //   move_swz3_S, mma_swz3_w2_S, mma_swz3_k4_S   the same with S boxes a copy (S = 4, or "all" of K
 //             in one copy of A and one of B) through a 3D map of 64-half k slabs (session 33);
+//   move_pitch_S, mma_pitch_w2_S, mma_pitch_k4_S   S boxes a copy through a map with increasing
+//             strides, rows landing S + 1 lines apart (an odd pitch: still conflict-free reads);
 //   lib:NAME  the library's kernel l2x_gemm_NAME (dlopen'd LIBRARY), on the same sets;
 //   cublas    cublasGemmEx, fp32 compute, default algorithm, C = A B^T as stored.
 // Timing: probe_common.cuh (sets spanning 2x the L2, one graph of a call a set, replayed,
@@ -37,6 +39,7 @@
 #include <dlfcn.h>
 
 #include <string>
+#include <type_traits>
 
 #include "../probe_common.cuh"
 
@@ -161,27 +164,30 @@ __device__ __forceinline__ void tensor_box(uint32_t dst, const CUtensorMap* map,
       : "memory");
 }
 
-// A 3D box of a slabbed map (tile_map3d): `slab` is the first of the box's 64-half k slabs.
-__device__ __forceinline__ void tensor_box3d(uint32_t dst, const CUtensorMap* map, int row, int slab, uint32_t bar) {
+// A 3D box of a map whose first dimension is a 64-half k slab (tile_map3d: y a row, z a slab;
+// tile_map_pitched: y a slab, z a row), from the slab's start.
+__device__ __forceinline__ void tensor_box3d(uint32_t dst, const CUtensorMap* map, int y, int z, uint32_t bar) {
   asm volatile(
       "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(
           dst),
-      "l"(reinterpret_cast<uint64_t>(map)), "r"(0), "r"(row), "r"(slab), "r"(bar)
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(0), "r"(y), "r"(z), "r"(bar)
       : "memory");
 }
 
-// Row r's 16-byte chunk c (of the 64-half box row) in a swizzled 32-row box.
-__device__ __forceinline__ uint4 swizzled_chunk(const half* box, int r, int c) {
-  return *reinterpret_cast<const uint4*>(box + r * BOX_K + ((c ^ (r & 7)) * 8));
+// Row r's 16-byte chunk c (of the 64-half box row) in a swizzled 32-row box; in general the 128-byte
+// line r * pitch + line0 from `box` (a pitched layout: rows `pitch` lines apart, the slab line0).
+__device__ __forceinline__ uint4 swizzled_chunk(const half* box, int r, int c, int pitch = 1, int line0 = 0) {
+  const int line = r * pitch + line0;
+  return *reinterpret_cast<const uint4*>(box + line * BOX_K + ((c ^ (line & 7)) * 8));
 }
 
 // One 32-wide k block (16-byte chunk `chunk` of each row) of a warp's 16x32 tile from swizzled boxes:
 // A rows row_a + g and + 8, B rows 8 f + g; .x/.y feed k16 step 0, .z/.w step 1.
 __device__ __forceinline__ void swz_mma_block(float (&acc)[4][4], const half* box_a, const half* box_b, int row_a,
-                                              int chunk, int g) {
+                                              int chunk, int g, int pitch = 1, int line0 = 0) {
   uint4 fa[2], fb[4];
-  for (int h = 0; h < 2; ++h) fa[h] = swizzled_chunk(box_a, row_a + g + 8 * h, chunk);
-  for (int f = 0; f < 4; ++f) fb[f] = swizzled_chunk(box_b, f * 8 + g, chunk);
+  for (int h = 0; h < 2; ++h) fa[h] = swizzled_chunk(box_a, row_a + g + 8 * h, chunk, pitch, line0);
+  for (int f = 0; f < 4; ++f) fb[f] = swizzled_chunk(box_b, f * 8 + g, chunk, pitch, line0);
   for (int f = 0; f < 4; ++f) {
     mma16816(acc[f], fa[0].x, fa[1].x, fa[0].y, fa[1].y, fb[f].x, fb[f].y);
     mma16816(acc[f], fa[0].z, fa[1].z, fa[0].w, fa[1].w, fb[f].z, fb[f].w);
@@ -230,13 +236,19 @@ __global__ void __launch_bounds__(64) mma_swz_tile(const __grid_constant__ CUten
 // MMAs of the first boxes run while the later ones land; with KSPLIT > 1 the K slices' accumulators
 // meet in shared memory and slice 0's warps store C: `mma_swzpb_w2` (KSPLIT 1: the library's tinyt
 // kernels' steps), `mma_swzpb_k2`, `mma_swzpb_k4`.
-// SLABBED (session 33): one copy brings `slabs` boxes of A (of B) at once through a 3D map of the
-// matrix as 64-half k slabs (tile_map3d; the same swizzled layout in shared memory, slab after slab),
-// a barrier a copy: at K = 1024 the 32 copies of a 32x32 tile's boxes landed 0.5-0.7 us after a
-// bulk copy of the same bytes (call 6), so fewer, larger copies: `move_swz3_*`, `mma_swz3_*`.
+// Copies of several boxes (session 33: at K = 1024 the 32 copies of a 32x32 tile's boxes landed
+// 0.5-0.7 us after a bulk copy of the same bytes, call 6), a barrier a copy:
+// - SLABS: `slabs` boxes of A (of B) through a 3D map of the matrix as 64-half k slabs (tile_map3d:
+//   strides k * 2 then 128, not increasing), the same swizzled layout slab after slab:
+//   `move_swz3_*`, `mma_swz3_*`;
+// - PITCHED: `slabs` + 1 slabs of every row through a map with increasing strides (tile_map_pitched),
+//   landing row after row, each row `slabs` + 1 lines apart: an odd pitch keeps the swizzle's key
+//   (the line index % 8) different across eight rows at one slab, so the reads stay conflict-free.
+//   The extra slab is the next copy's first (or zeros past K): `move_pitch_*`, `mma_pitch_*`.
 constexpr int MAX_BOXES = MAX_K / BOX_K;
+enum class Copies { BOXES, SLABS, PITCHED };
 
-template <int KSPLIT, bool MMA, bool SLABBED = false>
+template <int KSPLIT, bool MMA, Copies COPIES = Copies::BOXES>
 __global__ void __launch_bounds__(64 * KSPLIT) swz_box_tile(const __grid_constant__ CUtensorMap map_a,
                                                              const __grid_constant__ CUtensorMap map_b, half* c,
                                                              int n, int k, int slabs = 1) {
@@ -245,16 +257,21 @@ __global__ void __launch_bounds__(64 * KSPLIT) swz_box_tile(const __grid_constan
   __shared__ float partial[KSPLIT > 1 ? KSPLIT - 1 : 1][2][32][16];  // slices 1.. : a warp's 16 floats a lane
   const uint32_t pad = (1024 - (smem_addr(panels) & 1023)) & 1023;
   const half* sa = reinterpret_cast<const half*>(reinterpret_cast<const char*>(panels) + pad);
-  const half* sb = sa + TM * k;
+  const int copies = k / BOX_K / slabs;  // of A and of B each; a barrier a pair (slabs = 1: BOXES)
+  const int pitch = COPIES == Copies::PITCHED ? slabs + 1 : 1;  // 128-byte lines a row (pitched)
+  const int lines = COPIES == Copies::PITCHED ? pitch : slabs;   // a copy's lines a row
+  const half* sb = sa + copies * lines * TM * BOX_K;
   const uint32_t bar = smem_addr(&landed[0]);
-  const int copies = k / BOX_K / slabs;  // of A and of B each; a barrier a pair (slabs = 1 unless SLABBED)
   if (threadIdx.x == 0)
     for (int j = 0; j < copies; ++j) {
-      mbarrier_expect(bar + 8 * j, (TM + TN) * BOX_K * 2 * slabs);
-      const uint32_t dst_a = smem_addr(sa + j * slabs * TM * BOX_K), dst_b = smem_addr(sb + j * slabs * TN * BOX_K);
-      if constexpr (SLABBED) {
+      mbarrier_expect(bar + 8 * j, (TM + TN) * BOX_K * 2 * lines);
+      const uint32_t dst_a = smem_addr(sa + j * lines * TM * BOX_K), dst_b = smem_addr(sb + j * lines * TN * BOX_K);
+      if constexpr (COPIES == Copies::SLABS) {
         tensor_box3d(dst_a, &map_a, blockIdx.y * TM, j * slabs, bar + 8 * j);
         tensor_box3d(dst_b, &map_b, blockIdx.x * TN, j * slabs, bar + 8 * j);
+      } else if constexpr (COPIES == Copies::PITCHED) {
+        tensor_box3d(dst_a, &map_a, j * slabs, blockIdx.y * TM, bar + 8 * j);
+        tensor_box3d(dst_b, &map_b, j * slabs, blockIdx.x * TN, bar + 8 * j);
       } else {
         tensor_box(dst_a, &map_a, j * BOX_K, blockIdx.y * TM, bar + 8 * j);
         tensor_box(dst_b, &map_b, j * BOX_K, blockIdx.x * TN, bar + 8 * j);
@@ -270,10 +287,16 @@ __global__ void __launch_bounds__(64 * KSPLIT) swz_box_tile(const __grid_constan
     float acc[4][4] = {};
     for (int j = wk; j < copies; j += KSPLIT) {
       mbarrier_wait_phase0(bar + 8 * j);
-      for (int box = j * slabs; box < (j + 1) * slabs; ++box)
+      for (int box = 0; box < slabs; ++box) {  // of this copy
+        // a box's own 2D layout (pitch 1 from its start), or line `box` of the copy's pitched rows
+        const int first = COPIES == Copies::PITCHED ? 0 : box;
+        const half* base_a = sa + (j * lines + first) * TM * BOX_K;
+        const half* base_b = sb + (j * lines + first) * TN * BOX_K;
+        const int line0 = COPIES == Copies::PITCHED ? box : 0;
 #pragma unroll
         for (int half_box = 0; half_box < 2; ++half_box)
-          swz_mma_block(acc, sa + box * TM * BOX_K, sb + box * TN * BOX_K, wm * 16, half_box * 4 + t, g);
+          swz_mma_block(acc, base_a, base_b, wm * 16, half_box * 4 + t, g, pitch, line0);
+      }
     }
     if constexpr (KSPLIT > 1) {
       if (wk > 0)
@@ -317,6 +340,18 @@ static bool tile_map3d(EncodeTiled encode, const half* base, int rows, int k, in
                 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
+// The same slabs in the matrix's own order, (k within a slab, slab, row), strides 128 then k * 2
+// (increasing), boxes of 64 x (slabs + 1) x 32 rows: a row's slabs land together, rows slabs + 1
+// lines apart in shared memory (Copies::PITCHED); the extra slab past K lands as zeros.
+static bool tile_map_pitched(EncodeTiled encode, const half* base, int rows, int k, int slabs, CUtensorMap* map) {
+  const cuuint64_t dims[3] = {(cuuint64_t)BOX_K, (cuuint64_t)(k / BOX_K), (cuuint64_t)rows};
+  const cuuint64_t strides[2] = {(cuuint64_t)BOX_K * 2, (cuuint64_t)k * 2};
+  const cuuint32_t box[3] = {BOX_K, (cuuint32_t)slabs + 1, 32}, elem[3] = {1, 1, 1};
+  return encode(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3, const_cast<half*>(base), dims, strides, box, elem,
+                CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
 using LibGemm = int (*)(const void*, const void*, void*, int, int, int, int, int, int, int, void*, size_t,
                         cudaStream_t);
 using LibCan = int (*)(int, int, int, int, int, int, int);
@@ -354,9 +389,14 @@ int main(int argc, char** argv) {
   CK(cudaFuncSetAttribute(swz_box_tile<1, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxPanels + 1024));
   CK(cudaFuncSetAttribute(swz_box_tile<2, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxPanels + 1024));
   CK(cudaFuncSetAttribute(swz_box_tile<4, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxPanels + 1024));
-  CK(cudaFuncSetAttribute(swz_box_tile<1, false, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxPanels + 1024));
-  CK(cudaFuncSetAttribute(swz_box_tile<1, true, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxPanels + 1024));
-  CK(cudaFuncSetAttribute(swz_box_tile<4, true, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxPanels + 1024));
+  constexpr Copies kSlabs = Copies::SLABS, kPitched = Copies::PITCHED;
+  constexpr int kMaxPitched = (TM + TN) * BOX_K * 2 * (MAX_BOXES + MAX_BOXES / 4) + 1024;  // 4 boxes a copy, 5 lines
+  CK(cudaFuncSetAttribute(swz_box_tile<1, false, kSlabs>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxPanels + 1024));
+  CK(cudaFuncSetAttribute(swz_box_tile<1, true, kSlabs>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxPanels + 1024));
+  CK(cudaFuncSetAttribute(swz_box_tile<4, true, kSlabs>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxPanels + 1024));
+  CK(cudaFuncSetAttribute(swz_box_tile<1, false, kPitched>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxPitched));
+  CK(cudaFuncSetAttribute(swz_box_tile<1, true, kPitched>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxPitched));
+  CK(cudaFuncSetAttribute(swz_box_tile<4, true, kPitched>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxPitched));
   EncodeTiled encode = nullptr;
   cudaDriverEntryPointQueryResult found;
   CK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", reinterpret_cast<void**>(&encode), 12000,
@@ -416,38 +456,45 @@ int main(int argc, char** argv) {
                          swz_box_tile<4, true><<<grid, 256, smem + 1024, st>>>(maps_a[s], maps_b[s], p.c(s), cf.n, cf.k);
                        }});
     }
-    // Slabbed copies: 4 boxes a copy, and all of K in one copy of A and one of B.
+    // Copies of several boxes: 4 a copy, and all of K in one copy of A and one of B, slab-major
+    // (swz3) or row-major with an odd pitch (pitch).
     const int boxes = cf.k / BOX_K;
-    std::vector<std::vector<CUtensorMap>> slab_maps_a, slab_maps_b;  // [slabs choice][set]
+    std::vector<std::vector<CUtensorMap>> many_maps_a, many_maps_b;  // [layout and slabs][set]
     std::vector<int> slab_choices = {4};
     if (boxes > 4) slab_choices.push_back(boxes);
-    for (int slabs : slab_choices) {
-      slab_maps_a.emplace_back(p.sets);
-      slab_maps_b.emplace_back(p.sets);
-      bool ok = cf.k % BOX_K == 0 && boxes % slabs == 0;
-      for (int i = 0; ok && i < p.sets; ++i)
-        ok = tile_map3d(encode, p.a(i), cf.m, cf.k, slabs, &slab_maps_a.back()[i]) &&
-             tile_map3d(encode, p.b(i), cf.n, cf.k, slabs, &slab_maps_b.back()[i]);
-      if (!ok) {
-        fprintf(stderr, "%d %d %d: no slabbed map of %d boxes a copy\n", cf.m, cf.n, cf.k, slabs);
-        continue;
+    for (bool pitched : {false, true})
+      for (int slabs : slab_choices) {
+        many_maps_a.emplace_back(p.sets);
+        many_maps_b.emplace_back(p.sets);
+        const auto encode_map = pitched ? tile_map_pitched : tile_map3d;
+        bool ok = cf.k % BOX_K == 0 && boxes % slabs == 0;
+        for (int i = 0; ok && i < p.sets; ++i)
+          ok = encode_map(encode, p.a(i), cf.m, cf.k, slabs, &many_maps_a.back()[i]) &&
+               encode_map(encode, p.b(i), cf.n, cf.k, slabs, &many_maps_b.back()[i]);
+        const char* layout = pitched ? "pitch" : "swz3";
+        if (!ok) {
+          fprintf(stderr, "%d %d %d: no %s map of %d boxes a copy\n", cf.m, cf.n, cf.k, layout, slabs);
+          continue;
+        }
+        const size_t c = many_maps_a.size() - 1;
+        const std::string tag = slabs == boxes ? "all" : std::to_string(slabs);
+        const int bytes = pitched ? (TM + TN) * BOX_K * 2 * (boxes / slabs) * (slabs + 1) + 1024 : smem + 1024;
+        auto launch = [&, c, slabs, bytes](auto kernel, int threads, int s) {
+          kernel<<<grid, threads, bytes, st>>>(many_maps_a[c][s], many_maps_b[c][s], p.c(s), cf.n, cf.k, slabs);
+        };
+        const std::string name = std::string(layout) + "_";
+        auto add = [&, launch](auto copies) {  // copies: the layout as a type (a template argument)
+          constexpr Copies C = decltype(copies)::value;
+          impls.push_back({"move_" + name + tag, [=](int s) { launch(swz_box_tile<1, false, C>, 64, s); }});
+          impls.push_back({"mma_" + name + "w2_" + tag, [=](int s) { launch(swz_box_tile<1, true, C>, 64, s); }});
+          if (boxes / slabs >= 4)
+            impls.push_back({"mma_" + name + "k4_" + tag, [=](int s) { launch(swz_box_tile<4, true, C>, 256, s); }});
+        };
+        if (pitched)
+          add(std::integral_constant<Copies, kPitched>{});
+        else
+          add(std::integral_constant<Copies, kSlabs>{});
       }
-      const size_t c = slab_maps_a.size() - 1;
-      const std::string tag = slabs == boxes ? "all" : std::to_string(slabs);
-      impls.push_back({"move_swz3_" + tag, [&, c, slabs](int s) {
-                         swz_box_tile<1, false, true><<<grid, 64, smem + 1024, st>>>(
-                             slab_maps_a[c][s], slab_maps_b[c][s], p.c(s), cf.n, cf.k, slabs);
-                       }});
-      impls.push_back({"mma_swz3_w2_" + tag, [&, c, slabs](int s) {
-                         swz_box_tile<1, true, true><<<grid, 64, smem + 1024, st>>>(
-                             slab_maps_a[c][s], slab_maps_b[c][s], p.c(s), cf.n, cf.k, slabs);
-                       }});
-      if (boxes / slabs >= 4)
-        impls.push_back({"mma_swz3_k4_" + tag, [&, c, slabs](int s) {
-                           swz_box_tile<4, true, true><<<grid, 256, smem + 1024, st>>>(
-                               slab_maps_a[c][s], slab_maps_b[c][s], p.c(s), cf.n, cf.k, slabs);
-                         }});
-    }
     for (const std::string& name : names) {
       auto run = reinterpret_cast<LibGemm>(dlsym(lib, ("l2x_gemm_" + name).c_str()));
       auto can = reinterpret_cast<LibCan>(dlsym(lib, ("l2x_gemm_" + name + "_can_implement").c_str()));
