@@ -342,9 +342,9 @@ def test_a_launch_bound_shape_sweeps_the_tiny_family_whole() -> None:
 
     kernels = {c.name: c.to_dict() for c in full_catalog()}
     tiny = {n: p for n, p in kernels.items() if p["family"] == "sm90_mma_tiny"}
-    # pipelined, register-direct, bulk- and tensor-fed (one box a copy, and several)
+    # pipelined, register-direct, bulk- and tensor-fed (one box a copy, several slab-major, several pitched)
     groups = {sweep_group(p) for p in tiny.values()}
-    assert len(groups) == 5
+    assert len(groups) == 6
     sizes = [sum(sweep_group(p) == group for p in tiny.values()) for group in groups]
     assert max(sizes) <= TINY_SWEEP_FAMILY
     assert sum(size > SWEEP_FAMILY for size in sizes) >= 2  # whole at tiny shapes only by the tiny rule

@@ -22,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 # Update deliberately when the template changes (and re-run the GPU correctness test).
-GOLDEN_TINY_TU_SHA256 = "23846cc73db54936f82b025101cbb6d1331e151a4b67851b31da1c69dc3bcb17"
+GOLDEN_TINY_TU_SHA256 = "a57d34dc155b93a3e602b63c549ba68cb8383981d0cc8ac7c9c562e7de61674a"
 
 ABI_SIGNATURES = (
     "L2X_API int l2x_gemm_{n}(const void* A, const void* B, void* C, int M, int N, int K, int raster,\n"
@@ -53,7 +53,10 @@ def test_tiny_catalog_is_valid_unique_and_stable() -> None:
     assert [(c.tile_m, c.tile_n, c.tile_k) for c in whole] == [(c.tile_m, c.tile_n, c.tile_k) for c in bulk]
     assert 1 <= len(one_box) - len(whole) <= 8
     four = [dataclasses.replace(c, copy_boxes=4) for c in one_box if c.tile_m <= 32]
-    assert [c for c in tensor if c.copy_boxes > 1] == four and len(four) >= 8
+    assert [c for c in tensor if c.copy_boxes > 1 and not c.copy_pitched] == four and len(four) >= 8
+    # and pitched where the extra lines fit
+    pitched = [c for c in tensor if c.copy_pitched]
+    assert pitched == [p for c in four if (p := tiny.pitched_twin(c))] and len(pitched) >= 8
     assert direct == tiny.direct_catalog() and bulk == tiny.bulk_catalog() and tensor == tiny.tensor_catalog()
     names = [c.name for c in cat]
     assert len(set(names)) == len(names)
@@ -385,7 +388,7 @@ def test_warps_k_splits_k_over_warp_groups_of_panel_kernels_only() -> None:
     with pytest.raises(ConfigError, match="512 threads"):
         TinyConfig(64, 64, 512, 4, 2, b_major="k", loads="tensor", warps_k=4)
     tu = families.render_tu([t])
-    assert "using Shape = DirectShape<32, 32, 512, 2, 1, 2, 1>;" in tu and "kPartialBytes" in tu
+    assert "using Shape = DirectShape<32, 32, 512, 2, 1, 2, 1, 0>;" in tu and "kPartialBytes" in tu
 
 
 def test_copy_boxes_brings_several_boxes_a_tensor_copy() -> None:
@@ -408,8 +411,26 @@ def test_copy_boxes_brings_several_boxes_a_tensor_copy() -> None:
     assert "multiple of 64" in (fam.why_not(64, 64, 96, c.to_dict()) or "")
     assert fam.supports(64, 64, 96, one.to_dict())
     tu = families.render_tu([c])
-    assert "using Shape = DirectShape<16, 32, 1024, 1, 1, 4, 4>;" in tu
+    assert "using Shape = DirectShape<16, 32, 1024, 1, 1, 4, 4, 0>;" in tu
     assert "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes" in tu
+
+
+def test_copy_pitched_lands_a_copys_rows_one_line_apart_more() -> None:
+    four = dict(b_major="k", loads="tensor", warps_k=4, copy_boxes=4)
+    c = TinyConfig(16, 32, 1024, 1, 1, **four, copy_pitched=True)
+    assert c.name == "tinyt_16x32x1024_w1x1x4_p4_bk" and c.to_dict()["copy_pitched"] is True
+    assert TinyConfig.from_dict(c.to_dict()) == c and kernel_from_dict(c.to_dict()) == c
+    slabs = dataclasses.replace(c, copy_pitched=False)
+    assert "copy_pitched" not in slabs.to_dict() and slabs.name == "tinyt_16x32x1024_w1x1x4_c4_bk"
+    # four copies at K = 1024, each five lines a row where four boxes land
+    assert c.smem_bytes() - slabs.smem_bytes() == (16 + 32) * 4 * 128
+    with pytest.raises(ConfigError, match="copy_pitched needs copy_boxes"):
+        dataclasses.replace(c, copy_boxes=1)
+    big = TinyConfig(32, 64, 1024, 2, 2, b_major="k", loads="tensor", warps_k=2, copy_boxes=4)
+    assert tiny.pitched_twin(big) is None  # 240 KB of panels: over shared memory
+    fam = families.family_of(c.to_dict())
+    assert not fam.supports(64, 64, 96, c.to_dict()) and fam.supports(64, 64, 192, c.to_dict())
+    assert "using Shape = DirectShape<16, 32, 1024, 1, 1, 4, 4, 1>;" in families.render_tu([c])
 
 
 def test_tiny_tu_renders_each_entry_kind_once_per_kernel() -> None:

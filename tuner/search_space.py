@@ -277,7 +277,7 @@ def sweep_group(params: Mapping[str, Any]) -> str:
     # measured whole too; the tensor kind's copies of several boxes (copy_boxes) another
     loads = f"/{params['loads']}" if params.get("loads") in ("direct", "bulk", "tensor") else ""
     if int(params.get("copy_boxes", 1)) > 1:
-        loads += "/slabs"
+        loads += "/pitched" if params.get("copy_pitched") else "/slabs"
     return f"{family.name}/{params.get('reduce', 'cluster')}{loads}"
 
 

@@ -124,6 +124,9 @@ class TinyConfig(ConfigRecord):
     # Tensor kind: 64-k boxes one tensor copy brings (a 3D map of the matrix as 64-k slabs; K a multiple
     # of 64), a barrier a copy: fewer copies land sooner (tiny_gemm.cuh). Left out of the dict when 1.
     copy_boxes: int = 1
+    # With copy_boxes > 1: the copy's map in the matrix's own order (strides increasing), its rows
+    # landing copy_boxes + 1 lines apart (tiny_gemm.cuh's kPitched). Left out of the dict when False.
+    copy_pitched: bool = False
 
     def __post_init__(self) -> None:
         validate(self)
@@ -135,7 +138,7 @@ class TinyConfig(ConfigRecord):
         if self.warps_k > 1:
             tile += f"x{self.warps_k}"
         if self.copy_boxes > 1:
-            tile += f"_c{self.copy_boxes}"
+            tile += f"_{'p' if self.copy_pitched else 'c'}{self.copy_boxes}"
         if self.loads in ONE_PASS_LOADS:
             return f"tiny{self.loads[0]}_{tile}_b{self.b_major}"
         return f"tiny_{tile}_s{self.stages}_b{self.b_major}"
@@ -148,6 +151,8 @@ class TinyConfig(ConfigRecord):
             del data["warps_k"]
         if self.copy_boxes == 1:
             del data["copy_boxes"]
+        if not self.copy_pitched:
+            del data["copy_pitched"]
         return data
 
     def direct_registers(self) -> int:
@@ -173,8 +178,9 @@ class TinyConfig(ConfigRecord):
             return 0
         if self.loads == "bulk":
             return (self.tile_m + self.tile_n) * self.tile_k * ELEM_BYTES + self.partial_bytes()
-        if self.loads == "tensor":
-            panels = (self.tile_m + self.tile_n) * self.tile_k * ELEM_BYTES
+        if self.loads == "tensor":  # whole copies, a pitched one a line a row more
+            lines = self.tile_k // BOX_K // self.copy_boxes * (self.copy_boxes + self.copy_pitched)
+            panels = (self.tile_m + self.tile_n) * lines * BOX_K * ELEM_BYTES
             return panels + self.partial_bytes() + SWIZZLE_ALIGN_BYTES
         a = self.tile_m * (self.tile_k + SMEM_PAD_HALFS)
         if self.b_major == "k":
@@ -199,6 +205,8 @@ def validate(cfg: TinyConfig) -> None:
             f"copy_boxes > 1 needs the tensor kind and whole copies of {cfg.copy_boxes} 64-k boxes "
             "up to tile_k"
         )
+    if cfg.copy_pitched and cfg.copy_boxes == 1:
+        raise ConfigError("copy_pitched needs copy_boxes > 1 (a pitched copy brings several boxes)")
     if cfg.loads in ONE_PASS_LOADS:
         validate_one_pass(cfg)
         return
@@ -386,7 +394,8 @@ def tensor_catalog() -> list[TinyConfig]:
     configs at K = 1024 where few tiles leave most SMs idle (64x1024x1024: 64 tiles of 32x32).
     The tiles of at most 32 rows also with four boxes a copy (copy_boxes): at K = 1024 a 32x32 tile's
     32 one-box copies landed 0.5-0.7 us after bulk copies of the same bytes (H200, session 33); a
-    larger tile's boxes are already 8-16 KB a copy (and 64x128 spilled with four)."""
+    larger tile's boxes are already 8-16 KB a copy (and 64x128 spilled with four). Each of those
+    also pitched (copy_pitched: a map whose strides increase) where its panels fit."""
 
     def t(m: int, n: int, wm: int, wn: int, wk: int, k: int = 512) -> TinyConfig:
         return TinyConfig(m, n, k, wm, wn, b_major="k", loads="tensor", warps_k=wk)
@@ -395,7 +404,16 @@ def tensor_catalog() -> list[TinyConfig]:
     groups = {(16, 32, 1, 1): (2, 4), (32, 32, 2, 1): (2, 4), (32, 64, 2, 2): (2,)}  # tile and warps: warps_k
     split = [t(*tile, wk) for tile, wks in groups.items() for wk in wks]
     one_box = [*whole, *split, *(t(*tile, max(wks), 1024) for tile, wks in groups.items())]
-    return [*one_box, *(TinyConfig(**{**c.to_dict(), "copy_boxes": 4}) for c in one_box if c.tile_m <= 32)]
+    four = [TinyConfig(**{**c.to_dict(), "copy_boxes": 4}) for c in one_box if c.tile_m <= 32]
+    return [*one_box, *four, *(p for c in four if (p := pitched_twin(c)))]
+
+
+def pitched_twin(cfg: TinyConfig) -> TinyConfig | None:
+    """``cfg`` with its copies pitched, or None where the panels' extra lines do not fit."""
+    try:
+        return TinyConfig(**{**cfg.to_dict(), "copy_pitched": True})
+    except ConfigError:
+        return None
 
 
 # ---------------------------------------------------------------------------- CUDA source
@@ -419,6 +437,7 @@ def render_kernel(cfg: TinyConfig) -> str:
     if cfg.loads in ONE_PASS_LOADS:
         tile["warps_k"] = cfg.warps_k
         tile["copy_boxes"] = cfg.copy_boxes
+        tile["copy_pitched"] = int(cfg.copy_pitched)
         entry = {"direct": "DirectEntry", "bulk": "BulkEntry", "tensor": "TensorEntry"}[cfg.loads]
         return render(DIRECT_KERNEL_TEMPLATE, entry=entry, **tile) + entry_points(cfg.name)
     b_k_major = "true" if cfg.b_major == "k" else "false"

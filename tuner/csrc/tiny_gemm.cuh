@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <atomic>
+#include <utility>
 #include <cuda.h>  // CUtensorMap and its encoder's types (the encoder comes through the runtime)
 #include <cuda_runtime.h>
 #include <cuda_fp16.h>
@@ -331,10 +332,12 @@ struct TinyEntry : TinyEntryBase<TinyEntry<S, kBKMajor>> {
 // WK > 1 (panel kinds only): WK warp groups of WM x WN split K, a group every WK-th pair of k blocks,
 // their accumulators summed through shared memory (kPartialBytes after the panels) at the end.
 // CB > 1 (tensor kind only): each tensor copy brings CB 64-k boxes of A (of B) at once, a barrier a
-// copy (tiny_tensor_kernel says why).
-template <int BM, int BN, int BK, int WM, int WN, int WK = 1, int CB = 1>
+// copy (tiny_tensor_kernel says why); PITCHED: the copy's rows land CB + 1 128-byte lines apart.
+template <int BM, int BN, int BK, int WM, int WN, int WK = 1, int CB = 1, int PITCHED = 0>
 struct DirectShape {
   static constexpr int kBM = BM, kBN = BN, kBK = BK, kWK = WK, kCopyBoxes = CB;
+  static constexpr bool kPitched = PITCHED != 0;
+  static constexpr int kCopyLines = CB + PITCHED;  // 128-byte lines a copy puts in a row's place
   static constexpr int kWarpsMN = WM * WN;
   static constexpr int kThreads = 32 * WM * WN * WK;
   static constexpr int kPartialBytes = (WK - 1) * BM * BN * 4;  // groups 1..WK-1's fp32 tiles
@@ -346,6 +349,7 @@ struct DirectShape {
   static_assert(kNT == 1 || kNT == 2 || kNT == 4, "warp tile N: 8, 16 or 32 (one store of 4 NT bytes)");
   static_assert(BK % 32 == 0, "K is held in 32-wide blocks");
   static_assert(CB == 1 || BK % (64 * CB) == 0, "whole copies of CB 64-k boxes up to BK");
+  static_assert(!PITCHED || CB > 1, "a pitched copy brings several boxes");
 };
 
 template <int kNT>
@@ -650,29 +654,46 @@ __device__ __forceinline__ void tensor_box(uint32_t dst, const CUtensorMap* map,
       : "memory");
 }
 
-// kCopyBoxes boxes at once through a slabbed map (tile_map with slabs > 1): `slab` is the first.
-__device__ __forceinline__ void tensor_slabs(uint32_t dst, const CUtensorMap* map, int row, int slab, uint32_t bar) {
+// kCopyBoxes boxes at once through a slabbed map (tile_map with slabs > 1), from a slab's start:
+// (y, z) = (row, first slab), or (first slab, row) for a pitched map.
+__device__ __forceinline__ void tensor_slabs(uint32_t dst, const CUtensorMap* map, int y, int z, uint32_t bar) {
   asm volatile(
       "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(
           dst),
-      "l"(reinterpret_cast<uint64_t>(map)), "r"(0), "r"(row), "r"(slab), "r"(bar)
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(0), "r"(y), "r"(z), "r"(bar)
       : "memory");
 }
 
-// 16-byte chunk `chunk` (0..7) of row `row` of a swizzled box (rows of kBoxK halfs).
-__device__ __forceinline__ uint4 swizzled_chunk(const __half* box, int row, int chunk) {
-  return *reinterpret_cast<const uint4*>(box + row * kBoxK + ((chunk ^ (row & 7)) << 3));
+// 16-byte chunk `chunk` (0..7) of 128-byte line `line` from `base` (1024-byte aligned), swizzled:
+// the line of row `row` of a box, or of a pitched copy's row and slab.
+__device__ __forceinline__ uint4 swizzled_chunk(const __half* base, int line, int chunk) {
+  return *reinterpret_cast<const uint4*>(base + line * kBoxK + ((chunk ^ (line & 7)) << 3));
 }
 
 // kCopyBoxes > 1: a copy brings that many boxes of A (of B) through a 3D map of the matrix as 64-k
 // slabs, landing slab after slab in the same layout: at K = 1024 a 32x32 tile's 32 box copies and
 // 16 barriers landed 0.5-0.7 us after bulk copies of the same bytes (H200, session 33's
 // tiny_floor/bulk_bisect.cu), so fewer, larger copies. The last copy may pass K: its slabs past K
-// land as zeros (the shared memory holds whole copies).
+// land as zeros (the shared memory holds whole copies). kPitched: the map in the matrix's own order
+// (strides increasing, tile_map), a row's kCopyBoxes + 1 slabs landing together, rows kCopyLines
+// lines apart: the odd pitch keeps the swizzle's key (line % 8) different across eight rows at one
+// slab, so the fragment reads stay conflict-free; the extra slab is the next copy's first.
 template <class S>
-constexpr int copied_boxes(int k) {
+constexpr int panel_lines(int k) {  // 128-byte lines a row of A's (B's) panel takes: whole copies
   const int boxes = (k + kBoxK - 1) / kBoxK;
-  return (boxes + S::kCopyBoxes - 1) / S::kCopyBoxes * S::kCopyBoxes;
+  return (boxes + S::kCopyBoxes - 1) / S::kCopyBoxes * S::kCopyLines;
+}
+
+// Lane t's chunk of 32-wide k block kb in row `row` of a panel of `rows` rows (A's or B's).
+template <class S>
+__device__ __forceinline__ uint4 panel_fragment(const __half* panel, int rows, int row, int kb, int t) {
+  const int box = kb >> 1, chunk = (kb & 1) * 4 + t;
+  if constexpr (S::kPitched) {
+    const int copy = box / S::kCopyBoxes, slab = box % S::kCopyBoxes;
+    return swizzled_chunk(panel + copy * S::kCopyLines * rows * kBoxK, row * S::kCopyLines + slab, chunk);
+  } else {
+    return swizzled_chunk(panel + box * rows * kBoxK, row, chunk);
+  }
 }
 
 template <class S>
@@ -682,19 +703,23 @@ __global__ void __launch_bounds__(S::kThreads) tiny_tensor_kernel(const __grid_c
   const TinyParams& p = tp.p;
   // The swizzle repeats every 1024 bytes from a 1024-byte aligned box: the launch adds 1024 spare.
   const uint32_t skip = (1024 - (smem_u32(panel_smem) & 1023)) & 1023;
-  const int boxes = copied_boxes<S>(p.K);
-  const __half* const sA = reinterpret_cast<const __half*>(panel_smem + skip);  // boxes x (kBM x kBoxK)
-  const __half* const sB = sA + boxes * S::kBM * kBoxK;                       // boxes x (kBN x kBoxK)
+  const int lines = panel_lines<S>(p.K);
+  const __half* const sA = reinterpret_cast<const __half*>(panel_smem + skip);  // lines x kBM x kBoxK
+  const __half* const sB = sA + lines * S::kBM * kBoxK;                       // lines x kBN x kBoxK
   const int m0 = blockIdx.y * S::kBM, n0 = blockIdx.x * S::kBN;
   const uint32_t bar = smem_u32(&landed[0]);
   if (threadIdx.x == 0) {
-    for (int j = 0; j < boxes / S::kCopyBoxes; ++j) {  // in k order: copy 0 lands first
-      const int box = j * S::kCopyBoxes;
-      const uint32_t dst_a = smem_u32(sA + box * S::kBM * kBoxK), dst_b = smem_u32(sB + box * S::kBN * kBoxK);
-      expect_landing(bar + 8 * j, (S::kBM + S::kBN) * kBoxK * 2 * S::kCopyBoxes);  // whole boxes, the fill included
+    for (int j = 0; j < lines / S::kCopyLines; ++j) {  // in k order: copy 0 lands first
+      const int box = j * S::kCopyBoxes, line = j * S::kCopyLines;
+      const uint32_t dst_a = smem_u32(sA + line * S::kBM * kBoxK), dst_b = smem_u32(sB + line * S::kBN * kBoxK);
+      // whole boxes, the fill included
+      expect_landing(bar + 8 * j, (S::kBM + S::kBN) * kBoxK * 2 * S::kCopyLines);
       if constexpr (S::kCopyBoxes == 1) {
         tensor_box(dst_a, &tp.a, box * kBoxK, m0, bar + 8 * j);
         tensor_box(dst_b, &tp.b, box * kBoxK, n0, bar + 8 * j);
+      } else if constexpr (S::kPitched) {
+        tensor_slabs(dst_a, &tp.a, box, m0, bar + 8 * j);
+        tensor_slabs(dst_b, &tp.b, box, n0, bar + 8 * j);
       } else {
         tensor_slabs(dst_a, &tp.a, m0, box, bar + 8 * j);
         tensor_slabs(dst_b, &tp.b, n0, box, bar + 8 * j);
@@ -702,11 +727,10 @@ __global__ void __launch_bounds__(S::kThreads) tiny_tensor_kernel(const __grid_c
     }
   }
   // Block kb is half of box kb / 2 (64 k), pair kp is box kp; the boxes hold k past K as zeros.
-  float* const partial = reinterpret_cast<float*>(const_cast<__half*>(sB + boxes * S::kBN * kBoxK));
+  float* const partial = reinterpret_cast<float*>(const_cast<__half*>(sB + lines * S::kBN * kBoxK));
   panel_gemm<S, true>(
-      p, m0, n0, bar, partial,
-      [&](int row, int kb, int t) { return swizzled_chunk(sA + (kb >> 1) * S::kBM * kBoxK, row, (kb & 1) * 4 + t); },
-      [&](int row, int kb, int t) { return swizzled_chunk(sB + (kb >> 1) * S::kBN * kBoxK, row, (kb & 1) * 4 + t); });
+      p, m0, n0, bar, partial, [&](int row, int kb, int t) { return panel_fragment<S>(sA, S::kBM, row, kb, t); },
+      [&](int row, int kb, int t) { return panel_fragment<S>(sB, S::kBN, row, kb, t); });
 }
 
 // cuTensorMapEncodeTiled through the runtime (no link against the driver library), looked up once.
@@ -732,36 +756,48 @@ inline EncodeTiledFn encode_tiled() {
 
 // The map of a rows x k fp16 matrix (K contiguous) in swizzled boxes of box_rows x kBoxK; with
 // slabs > 1 (K a multiple of kBoxK) the same matrix as (k within a 64-k slab, row, slab), strides
-// k * 2 and 128 bytes, in boxes of kBoxK x box_rows x slabs: one copy, `slabs` 2D boxes in a row.
-// The last few maps this host thread encoded, keyed by everything a map holds (base, rows, k, box
-// rows, slabs): an eager caller reusing its buffers skips the encoder's host work each launch, and
-// an address freed and reused at the same shape gets the same map, still valid.
+// k * 2 and 128 bytes, in boxes of kBoxK x box_rows x slabs: one copy, `slabs` 2D boxes in a row;
+// pitched, as (k within a slab, slab, row), strides 128 and k * 2, boxes kBoxK x (slabs + 1) x
+// box_rows (tiny_tensor_kernel's kPitched). The last few maps this host thread encoded, keyed by
+// everything a map holds (base, rows, k, box rows, slabs, order): an eager caller reusing its
+// buffers skips the encoder's host work each launch, and an address freed and reused at the same
+// shape gets the same map, still valid.
 struct CachedTileMap {
   const void* base;
   int rows, k, box_rows, slabs;
+  bool pitched;
   CUtensorMap map;
 };
 
-inline int tile_map(CUtensorMap* map, const void* base, int rows, int k, int box_rows, int slabs = 1) {
+inline int tile_map(CUtensorMap* map, const void* base, int rows, int k, int box_rows, int slabs = 1,
+                    bool pitched = false) {
   constexpr int kSlots = 8;  // A and B of a few shapes or buffers
   thread_local CachedTileMap cache[kSlots] = {};
   thread_local int next = 0;
   for (const CachedTileMap& c : cache)
-    if (c.rows > 0 && c.base == base && c.rows == rows && c.k == k && c.box_rows == box_rows && c.slabs == slabs) {
+    if (c.rows > 0 && c.base == base && c.rows == rows && c.k == k && c.box_rows == box_rows && c.slabs == slabs &&
+        c.pitched == pitched) {
       *map = c.map;
       return kOk;
     }
   const EncodeTiledFn encode = encode_tiled();
   if (!encode) return kCudaError;
   const bool slabbed = slabs > 1;
-  const cuuint64_t dims[3] = {cuuint64_t(slabbed ? kBoxK : k), cuuint64_t(rows), cuuint64_t(k / kBoxK)};
-  const cuuint64_t strides[2] = {cuuint64_t(k) * 2, kBoxK * 2};
-  const cuuint32_t box[3] = {kBoxK, cuuint32_t(box_rows), cuuint32_t(slabs)}, step[3] = {1, 1, 1};
+  cuuint64_t dims[3] = {cuuint64_t(slabbed ? kBoxK : k), cuuint64_t(rows), cuuint64_t(k / kBoxK)};
+  cuuint64_t strides[2] = {cuuint64_t(k) * 2, kBoxK * 2};
+  cuuint32_t box[3] = {kBoxK, cuuint32_t(box_rows), cuuint32_t(slabs)};
+  const cuuint32_t step[3] = {1, 1, 1};
+  if (pitched) {  // the slab and row dimensions swapped: strides 128 then k * 2, one slab more a box
+    std::swap(dims[1], dims[2]);
+    std::swap(strides[0], strides[1]);
+    box[1] = cuuint32_t(slabs + 1);
+    box[2] = cuuint32_t(box_rows);
+  }
   if (encode(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, slabbed ? 3 : 2, const_cast<void*>(base), dims, strides, box,
              step, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)
     return kCannotImplement;
-  cache[next] = CachedTileMap{base, rows, k, box_rows, slabs, *map};
+  cache[next] = CachedTileMap{base, rows, k, box_rows, slabs, pitched, *map};
   next = (next + 1) % kSlots;
   return kOk;
 }
@@ -770,7 +806,8 @@ template <class S>
 struct TensorEntry : OnePassEntry<S, TensorEntry<S>> {
   static_assert(S::kBK % kBoxK == 0 && S::kBM % 8 == 0 && S::kBN % 8 == 0 && S::kBM <= 256 && S::kBN <= 256,
                 "whole boxes of 64 k, box rows a multiple of the swizzle's 8 and at most 256");
-  static constexpr int kMaxSmemBytesUsed = (S::kBM + S::kBN) * S::kBK * 2 + S::kPartialBytes + 1024;  // at K = BK
+  static constexpr int kMaxSmemBytesUsed =  // at K = BK
+      (S::kBM + S::kBN) * panel_lines<S>(S::kBK) * kBoxK * 2 + S::kPartialBytes + 1024;
   static_assert(kMaxSmemBytesUsed <= kMaxSmemBytes - 1024, "the panels must fit shared memory");
 
   static int can_implement(int M, int N, int K, int raster, int swizzle, int decomp, int splits) {
@@ -786,11 +823,11 @@ struct TensorEntry : OnePassEntry<S, TensorEntry<S>> {
     if (int st = TensorEntry::params(A, B, C, M, N, K, raster, swizzle, decomp, splits, tp.p)) return st;
     tp.p.k_tiles = 1;
     tp.p.splits = 1;
-    if (int st = tile_map(&tp.a, A, M, K, S::kBM, S::kCopyBoxes)) return st;
-    if (int st = tile_map(&tp.b, B, N, K, S::kBN, S::kCopyBoxes)) return st;
+    if (int st = tile_map(&tp.a, A, M, K, S::kBM, S::kCopyBoxes, S::kPitched)) return st;
+    if (int st = tile_map(&tp.b, B, N, K, S::kBN, S::kCopyBoxes, S::kPitched)) return st;
     static std::atomic<unsigned long long> opted_in{0};
     if (int st = opt_in_once(opted_in, tiny_tensor_kernel<S>, kMaxSmemBytesUsed)) return st;
-    const int smem = (S::kBM + S::kBN) * copied_boxes<S>(K) * kBoxK * 2 + S::kPartialBytes + 1024;
+    const int smem = (S::kBM + S::kBN) * panel_lines<S>(K) * kBoxK * 2 + S::kPartialBytes + 1024;
     const dim3 grid((N + S::kBN - 1) / S::kBN, (M + S::kBM - 1) / S::kBM, 1);
     return launch_split_k(tiny_tensor_kernel<S>, grid, S::kThreads, smem, stream, tp);
   }
