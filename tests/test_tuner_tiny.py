@@ -404,7 +404,7 @@ def test_copy_boxes_brings_several_boxes_a_tensor_copy() -> None:
     with pytest.raises(ConfigError, match="tensor kind"):
         TinyConfig(32, 32, 512, 2, 1, b_major="k", loads="bulk", copy_boxes=4)
     with pytest.raises(ConfigError, match="whole copies"):
-        TinyConfig(32, 32, 512, 2, 1, b_major="k", loads="tensor", copy_boxes=16)
+        TinyConfig(32, 32, 128, 2, 1, b_major="k", loads="tensor", copy_boxes=4)  # two boxes: no whole copy
     # a copy reads whole 64-k slabs of the matrix as it lies: K a multiple of 64
     fam = families.family_of(c.to_dict())
     assert fam.supports(64, 64, 192, c.to_dict()) and not fam.supports(64, 64, 96, c.to_dict())

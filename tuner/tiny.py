@@ -92,7 +92,7 @@ BULK_TILE_KS: tuple[int, ...] = (64, 128, 256, 512, 1024)  # also a tensor copy'
 DIRECT_TILE_KS: tuple[int, ...] = (32, 64, 128, 256)
 DIRECT_WARP_NS: tuple[int, ...] = (8, 16, 32)  # one C store of 2 * warp tile N / 8 halfs a row
 WARPS_KS: tuple[int, ...] = (1, 2, 4)  # warp groups splitting K (panel kinds; 1 everywhere else)
-COPY_BOXES: tuple[int, ...] = (1, 4, 8, 16)  # 64-k boxes a tensor copy brings (tensor kind; 1 elsewhere)
+COPY_BOXES: tuple[int, ...] = (1, 4)  # 64-k boxes a tensor copy brings (tensor kind; 1 elsewhere)
 BOX_K = 64  # halfs of K a tensor-copy box holds (one 128-byte swizzled line)
 # Fragment registers a thread may hold (A, B and the accumulators): ptxas keeps ~160 without spills
 # beside the addresses (the same bound, checked in validate, keeps it under 255).
