@@ -22,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 # Update deliberately when the template changes (and re-run the GPU correctness test).
-GOLDEN_TINY_TU_SHA256 = "a57d34dc155b93a3e602b63c549ba68cb8383981d0cc8ac7c9c562e7de61674a"
+GOLDEN_TINY_TU_SHA256 = "3a555e220b02c92eeacf6bb666d4e68ed8482a76e1229dc2cc1d7d40e56e867b"
 
 ABI_SIGNATURES = (
     "L2X_API int l2x_gemm_{n}(const void* A, const void* B, void* C, int M, int N, int K, int raster,\n"
@@ -53,7 +53,9 @@ def test_tiny_catalog_is_valid_unique_and_stable() -> None:
     assert [(c.tile_m, c.tile_n, c.tile_k) for c in whole] == [(c.tile_m, c.tile_n, c.tile_k) for c in bulk]
     assert 1 <= len(one_box) - len(whole) <= 8
     four = [dataclasses.replace(c, copy_boxes=4) for c in one_box if c.tile_m <= 32]
-    assert [c for c in tensor if c.copy_boxes > 1 and not c.copy_pitched] == four and len(four) >= 8
+    slabs = [c for c in tensor if c.copy_boxes > 1 and not c.copy_pitched]
+    # and the 16x32 split tile at K = 2048, with four boxes a copy only
+    assert slabs == [*four, dataclasses.replace(four[-3], tile_k=2048)] and len(four) >= 8
     # and pitched where the extra lines fit
     pitched = [c for c in tensor if c.copy_pitched]
     assert pitched == [p for c in four if (p := tiny.pitched_twin(c))] and len(pitched) >= 8
@@ -412,6 +414,9 @@ def test_copy_boxes_brings_several_boxes_a_tensor_copy() -> None:
     assert fam.supports(64, 64, 96, one.to_dict())
     tu = families.render_tu([c])
     assert "using Shape = DirectShape<16, 32, 1024, 1, 1, 4, 4, 0>;" in tu
+    deep = dataclasses.replace(c, tile_k=2048)  # 193 KB of panels: fits; pitched, it would not
+    assert deep in tiny.tensor_catalog() and tiny.pitched_twin(deep) is None
+    assert fam.supports(64, 64, 2048, deep.to_dict()) and not fam.supports(64, 64, 2048, c.to_dict())
     assert "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes" in tu
 
 

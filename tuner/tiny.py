@@ -88,7 +88,7 @@ LOADS: tuple[str, ...] = ("smem", "direct", "bulk", "tensor")
 ONE_PASS_LOADS: tuple[str, ...] = ("direct", "bulk", "tensor")  # all of K at once: K <= tile_k, no split-K
 PANEL_LOADS: tuple[str, ...] = ("bulk", "tensor")  # all of K in shared memory
 SWIZZLE_ALIGN_BYTES = 1024  # a swizzled box starts 1024-byte aligned: spare bytes in the launch
-BULK_TILE_KS: tuple[int, ...] = (64, 128, 256, 512, 1024)  # also a tensor copy's whole boxes of 64 k
+BULK_TILE_KS: tuple[int, ...] = (64, 128, 256, 512, 1024, 2048)  # also a tensor copy's whole boxes of 64 k
 DIRECT_TILE_KS: tuple[int, ...] = (32, 64, 128, 256)
 DIRECT_WARP_NS: tuple[int, ...] = (8, 16, 32)  # one C store of 2 * warp tile N / 8 halfs a row
 WARPS_KS: tuple[int, ...] = (1, 2, 4)  # warp groups splitting K (panel kinds; 1 everywhere else)
@@ -395,7 +395,9 @@ def tensor_catalog() -> list[TinyConfig]:
     The tiles of at most 32 rows also with four boxes a copy (copy_boxes): at K = 1024 a 32x32 tile's
     32 one-box copies landed 0.5-0.7 us after bulk copies of the same bytes (H200, session 33); a
     larger tile's boxes are already 8-16 KB a copy (and 64x128 spilled with four). Each of those
-    also pitched (copy_pitched: a map whose strides increase) where its panels fit."""
+    also pitched (copy_pitched: a map whose strides increase) where its panels fit. The 16x32 split
+    tile with four-box copies also at K = 2048 (its panels 193 KB, one CTA an SM): at K = 1024 it led
+    the best baseline by 11-18% at M x N <= 64K (H200, session 34), where K = 2048 picks take 4.8-5.8 us."""
 
     def t(m: int, n: int, wm: int, wn: int, wk: int, k: int = 512) -> TinyConfig:
         return TinyConfig(m, n, k, wm, wn, b_major="k", loads="tensor", warps_k=wk)
@@ -405,7 +407,8 @@ def tensor_catalog() -> list[TinyConfig]:
     split = [t(*tile, wk) for tile, wks in groups.items() for wk in wks]
     one_box = [*whole, *split, *(t(*tile, max(wks), 1024) for tile, wks in groups.items())]
     four = [TinyConfig(**{**c.to_dict(), "copy_boxes": 4}) for c in one_box if c.tile_m <= 32]
-    return [*one_box, *four, *(p for c in four if (p := pitched_twin(c)))]
+    deep = TinyConfig(**{**t(16, 32, 1, 1, 4, 2048).to_dict(), "copy_boxes": 4})
+    return [*one_box, *four, *(p for c in four if (p := pitched_twin(c))), deep]
 
 
 def pitched_twin(cfg: TinyConfig) -> TinyConfig | None:

@@ -140,3 +140,18 @@ def test_our_set_exports_its_96_wide_kernels(tmp_path) -> None:
     assert first, "the set picks no 96-wide kernel"
     results = _build_all_and_check(tmp_path, OUR_SET, sorted(first.values()))
     assert {r["kernel"] for r in results.values()} == set(first)
+
+
+def test_h200_set_exports_its_tensor_fed_picks(tmp_path) -> None:
+    """The H200 set's tensor-fed tiny picks (one box a copy, four through a slab-major 3D map, four
+    pitched, the K = 2048 panels): each kernel at the first grid config the set picks it for,
+    exported from the set (the exported launcher encodes its own tensor maps), built, and checked
+    against torch."""
+    h200 = KERNELS_DIR / "h200_F32F16F16F32" / "manifest.json"
+    first: dict[str, Shape] = {}
+    for entry in json.loads(h200.read_text())["configs"]:
+        if entry["kernel_name"].startswith("tinyt"):
+            first.setdefault(entry["kernel_name"], Shape(entry["m"], entry["n"], entry["k"]))
+    assert any("_c4_" in name for name in first) and any("_p4_" in name for name in first), first
+    results = _build_all_and_check(tmp_path, h200, sorted(first.values()))
+    assert {r["kernel"] for r in results.values()} == set(first)

@@ -45,6 +45,7 @@ SHAPES = [
     (33, 40, 72),  # K past a 32-wide block (register-direct kernels), M and N past a tile
     (200, 264, 136),
     (200, 264, 192),  # M and N past a tile, K past a copy of four 64-k boxes (copy_boxes: slabs past K)
+    (48, 200, 1984),  # K past 1024 (the 2048-deep panels) and past a four-box copy
 ]
 assert tiny.MAX_SPLITS == wgmma.MAX_SPLITS
 SPLITS = (1, 2, 3, 5, 8, tiny.MAX_SPLITS)
