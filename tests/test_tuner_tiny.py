@@ -22,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 # Update deliberately when the template changes (and re-run the GPU correctness test).
-GOLDEN_TINY_TU_SHA256 = "3a555e220b02c92eeacf6bb666d4e68ed8482a76e1229dc2cc1d7d40e56e867b"
+GOLDEN_TINY_TU_SHA256 = "52b01f1dd0a5a19625b024a88e270baa6bf1431d3dcf9cc2c9fcfb85b9b2aa8b"
 
 ABI_SIGNATURES = (
     "L2X_API int l2x_gemm_{n}(const void* A, const void* B, void* C, int M, int N, int K, int raster,\n"
@@ -54,8 +54,13 @@ def test_tiny_catalog_is_valid_unique_and_stable() -> None:
     assert 1 <= len(one_box) - len(whole) <= 8
     four = [dataclasses.replace(c, copy_boxes=4) for c in one_box if c.tile_m <= 32]
     slabs = [c for c in tensor if c.copy_boxes > 1 and not c.copy_pitched]
-    # and the 16x32 split tile at K = 2048, with four boxes a copy only
-    assert slabs == [*four, dataclasses.replace(four[-3], tile_k=2048)] and len(four) >= 8
+    # and the 16x32 split tile with four boxes a copy only: four groups at K = 2048, eight at 512-2048
+    split16 = four[-3]
+    deep = [
+        dataclasses.replace(split16, warps_k=wk, tile_k=k)
+        for wk, k in ((4, 2048), (8, 512), (8, 1024), (8, 2048))
+    ]
+    assert slabs == [*four, *deep] and len(four) >= 8 and split16.name == "tinyt_16x32x1024_w1x1x4_c4_bk"
     # and pitched where the extra lines fit
     pitched = [c for c in tensor if c.copy_pitched]
     assert pitched == [p for c in four if (p := tiny.pitched_twin(c))] and len(pitched) >= 8
@@ -389,6 +394,9 @@ def test_warps_k_splits_k_over_warp_groups_of_panel_kernels_only() -> None:
         TinyConfig(32, 32, 64, 2, 2, 4, warps_k=2)
     with pytest.raises(ConfigError, match="512 threads"):
         TinyConfig(64, 64, 512, 4, 2, b_major="k", loads="tensor", warps_k=4)
+    eight = TinyConfig(16, 32, 1024, 1, 1, b_major="k", loads="tensor", warps_k=8, copy_boxes=4)
+    assert eight.name == "tinyt_16x32x1024_w1x1x8_c4_bk" and eight.threads == 256
+    assert eight.partial_bytes() == 7 * 16 * 32 * 4  # groups 1..7's fp32 tiles
     tu = families.render_tu([t])
     assert "using Shape = DirectShape<32, 32, 512, 2, 1, 2, 1, 0>;" in tu and "kPartialBytes" in tu
 

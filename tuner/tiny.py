@@ -91,7 +91,7 @@ SWIZZLE_ALIGN_BYTES = 1024  # a swizzled box starts 1024-byte aligned: spare byt
 BULK_TILE_KS: tuple[int, ...] = (64, 128, 256, 512, 1024, 2048)  # also a tensor copy's whole boxes of 64 k
 DIRECT_TILE_KS: tuple[int, ...] = (32, 64, 128, 256)
 DIRECT_WARP_NS: tuple[int, ...] = (8, 16, 32)  # one C store of 2 * warp tile N / 8 halfs a row
-WARPS_KS: tuple[int, ...] = (1, 2, 4)  # warp groups splitting K (panel kinds; 1 everywhere else)
+WARPS_KS: tuple[int, ...] = (1, 2, 4, 8)  # warp groups splitting K (panel kinds; 1 everywhere else)
 COPY_BOXES: tuple[int, ...] = (1, 4)  # 64-k boxes a tensor copy brings (tensor kind; 1 elsewhere)
 BOX_K = 64  # halfs of K a tensor-copy box holds (one 128-byte swizzled line)
 # Fragment registers a thread may hold (A, B and the accumulators): ptxas keeps ~160 without spills
@@ -397,7 +397,11 @@ def tensor_catalog() -> list[TinyConfig]:
     larger tile's boxes are already 8-16 KB a copy (and 64x128 spilled with four). Each of those
     also pitched (copy_pitched: a map whose strides increase) where its panels fit. The 16x32 split
     tile with four-box copies also at K = 2048 (its panels 193 KB, one CTA an SM): at K = 1024 it led
-    the best baseline by 11-18% at M x N <= 64K (H200, session 34), where K = 2048 picks take 4.8-5.8 us."""
+    the best baseline by 11-18% at M x N <= 64K (H200, session 34), where K = 2048 picks take 4.8-5.8 us.
+    And that tile with K over eight warp groups (256 threads, a group every eighth 64-k pair) at K =
+    512-2048: at K = 1024 the four-group kernel ended 1.1 us after its copies landed (3.78 against
+    2.69 us), its samples there on the MMAs' fixed-latency waits and the fragments' shared loads
+    (ncu, session 34): eight groups halve each warp's chain and put two warps on each scheduler."""
 
     def t(m: int, n: int, wm: int, wn: int, wk: int, k: int = 512) -> TinyConfig:
         return TinyConfig(m, n, k, wm, wn, b_major="k", loads="tensor", warps_k=wk)
@@ -407,8 +411,10 @@ def tensor_catalog() -> list[TinyConfig]:
     split = [t(*tile, wk) for tile, wks in groups.items() for wk in wks]
     one_box = [*whole, *split, *(t(*tile, max(wks), 1024) for tile, wks in groups.items())]
     four = [TinyConfig(**{**c.to_dict(), "copy_boxes": 4}) for c in one_box if c.tile_m <= 32]
-    deep = TinyConfig(**{**t(16, 32, 1, 1, 4, 2048).to_dict(), "copy_boxes": 4})
-    return [*one_box, *four, *(p for c in four if (p := pitched_twin(c))), deep]
+    # the 16x32 tile's four-box kernels past the one-box set: four groups at K = 2048, eight at 512-2048
+    more = [(4, 2048), (8, 512), (8, 1024), (8, 2048)]
+    deep = [TinyConfig(**{**t(16, 32, 1, 1, wk, k).to_dict(), "copy_boxes": 4}) for wk, k in more]
+    return [*one_box, *four, *(p for c in four if (p := pitched_twin(c))), *deep]
 
 
 def pitched_twin(cfg: TinyConfig) -> TinyConfig | None:
