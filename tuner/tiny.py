@@ -399,9 +399,9 @@ def tensor_catalog() -> list[TinyConfig]:
     tile with four-box copies also at K = 2048 (its panels 193 KB, one CTA an SM): at K = 1024 it led
     the best baseline by 11-18% at M x N <= 64K (H200, session 34), where K = 2048 picks take 4.8-5.8 us.
     And that tile with K over eight warp groups (256 threads, a group every eighth 64-k pair) at K =
-    512-2048: at K = 1024 the four-group kernel ended 1.1 us after its copies landed (3.78 against
-    2.69 us), its samples there on the MMAs' fixed-latency waits and the fragments' shared loads
-    (ncu, session 34): eight groups halve each warp's chain and put two warps on each scheduler."""
+    2048, where a four-group warp runs eight pairs: at K = 512-1024 eight groups measured level or
+    slower than four (64x1024x1024 3.83 against 3.82 us; 512x512x256 5.42 against 3.56; H200, session
+    34), so the ~1.1 us a four-group kernel spends after its copies land is not its MMA chain."""
 
     def t(m: int, n: int, wm: int, wn: int, wk: int, k: int = 512) -> TinyConfig:
         return TinyConfig(m, n, k, wm, wn, b_major="k", loads="tensor", warps_k=wk)
@@ -411,8 +411,8 @@ def tensor_catalog() -> list[TinyConfig]:
     split = [t(*tile, wk) for tile, wks in groups.items() for wk in wks]
     one_box = [*whole, *split, *(t(*tile, max(wks), 1024) for tile, wks in groups.items())]
     four = [TinyConfig(**{**c.to_dict(), "copy_boxes": 4}) for c in one_box if c.tile_m <= 32]
-    # the 16x32 tile's four-box kernels past the one-box set: four groups at K = 2048, eight at 512-2048
-    more = [(4, 2048), (8, 512), (8, 1024), (8, 2048)]
+    # the 16x32 tile's four-box kernels past the one-box set: four and eight groups at K = 2048
+    more = [(4, 2048), (8, 2048)]
     deep = [TinyConfig(**{**t(16, 32, 1, 1, wk, k).to_dict(), "copy_boxes": 4}) for wk, k in more]
     return [*one_box, *four, *(p for c in four if (p := pitched_twin(c))), *deep]
 
