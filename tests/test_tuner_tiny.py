@@ -8,6 +8,7 @@ import dataclasses
 import hashlib
 import json
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 # Update deliberately when the template changes (and re-run the GPU correctness test).
-GOLDEN_TINY_TU_SHA256 = "67fe78f4b4dc7470e0aa3efc2f46991a25878b31f00aa068199ff86afe8b4b2a"
+GOLDEN_TINY_TU_SHA256 = "189f937180f9872db257ed369bc96b2b51c8d1240f8a68ed69c31fd72d923dcc"
 
 ABI_SIGNATURES = (
     "L2X_API int l2x_gemm_{n}(const void* A, const void* B, void* C, int M, int N, int K, int raster,\n"
@@ -270,6 +271,37 @@ def test_one_tiny_tu_compiles_for_sm90a_without_cutlass(tmp_path: Path) -> None:
     assert "-DNDEBUG" in cmd and not any(a.startswith("-I") for a in cmd)
     again = build.compile_unit(configs, tmp_path, nvcc, None, build.nvcc_version(nvcc))
     assert again.cached and again.obj == result.obj
+
+
+def test_timeline_build_links_one_instrumented_tu_apart_from_latest(tmp_path: Path) -> None:
+    """``--timeline``: the tiny kernels' step stamps on (one TU, its stamp array read by
+    ``l2x_tiny_timeline``), a library of its own name that ``latest.json`` does not point at."""
+    nvcc = _nvcc()
+    names = ["tinyt_16x32x1024_w1x1x4_c4_bk", "tinyb_32x32x512_w2x1_bk"]
+    configs = build.select(tiny_catalog(), ",".join(names))
+    assert sorted(c.name for c in configs) == sorted(names)
+    plain = build.build(configs, tmp_path, jobs=1, nvcc=nvcc)
+    timed = build.build(configs, tmp_path, jobs=1, nvcc=nvcc, timeline=True)
+    assert plain.library and timed.library and timed.library != plain.library
+    assert [len(u.names) for u in timed.units] == [2]  # one TU: one stamp array, one reader
+    assert json.loads((tmp_path / "lib" / "latest.json").read_text())["library"] == plain.library.name
+    symbols = subprocess.run(["nm", "-D", str(timed.library)], capture_output=True, text=True).stdout
+    assert " T l2x_tiny_timeline" in symbols
+    plain_symbols = subprocess.run(["nm", "-D", str(plain.library)], capture_output=True, text=True).stdout
+    assert "l2x_tiny_timeline" not in plain_symbols and "l2x_gemm_tinyb_32x32x512_w2x1_bk" in plain_symbols
+    # the define reaches the source (and so the cache key); off, the stamps compile to nothing
+    unit = build.plan_unit(configs, "v", None, (build.TIMELINE_DEFINE,))
+    assert unit.source.startswith("#define L2X_TINY_TIMELINE 1\n")
+    assert unit.key != build.plan_unit(configs, "v", None).key
+    assert "#define L2X_STAMP(slot) ((void)0)" in unit.source
+
+
+def test_timeline_build_and_only_refuse_what_they_cannot_do() -> None:
+    with pytest.raises(build.BuildError, match="tiny kernels only"):
+        build.build([KernelConfig(128, 128)], timeline=True)
+    with pytest.raises(build.BuildError, match="not in the catalog: nope"):
+        build.select(tiny_catalog(), "tinyt_16x32x1024_w1x1x4_c4_bk,nope")
+    assert build.select(tiny_catalog(), None) == tiny_catalog()
 
 
 # ---------------------------------------------------------------------------- register-direct kernels

@@ -9,7 +9,7 @@ beside it (``<out>/lib/latest.json`` points at the newest). Only ``<out>/lib`` n
 to a GPU machine: CUTLASS headers are needed only where we compile.
 
     python -m cuda_l2_explorer.tuner.build [--catalog full|first|tiny|wgmma|smoke] [--per-tu 4]
-        [--jobs 2] [--out DIR]
+        [--jobs 2] [--out DIR] [--only NAME,...] [--timeline]
 
 ``--out`` defaults to ``$CUDA_L2_EXPLORER_TUNER_BUILD``, else ``.tuner-build`` in the working
 directory (where tuner/native.py looks for the library).
@@ -21,6 +21,10 @@ keys) as they were. Tiny TUs include no CUTLASS header: ``--catalog tiny`` build
 CUTLASS headers: ``$CUTLASS_DIR`` (a CUTLASS checkout: ``include/`` and ``tools/util/include``),
 else the ``nvidia-cutlass`` wheel's ``cutlass_library/source`` (``pip install
 nvidia-cutlass==<cutlass/VERSION> --no-deps``).
+
+``--only`` builds the named configs of the catalog. ``--timeline`` builds tiny kernels with their
+step stamps on (L2X_TINY_TIMELINE in tuner/csrc/tiny_gemm.cuh) in one TU, a library apart that
+``latest.json`` does not point at (benchmarks/tuner/tiny_floor/timeline.py reads its stamps).
 """
 
 from __future__ import annotations
@@ -50,6 +54,7 @@ from cuda_l2_explorer.tuner.families import AnyConfig, family_of, full_catalog, 
 from cuda_l2_explorer.tuner.native import default_build_dir
 
 LIB_STEM = "libl2x_tuner"
+TIMELINE_DEFINE = "L2X_TINY_TIMELINE"  # the tiny kernels' step stamps (tiny_gemm.cuh)
 
 GENCODE: tuple[str, ...] = ("-gencode=arch=compute_90a,code=sm_90a",)
 COMPILE_FLAGS: tuple[str, ...] = (
@@ -130,8 +135,10 @@ class Unit:
     cutlass: CutlassInfo | None  # only for TUs that include CUTLASS headers
 
 
-def plan_unit(configs: Sequence[AnyConfig], nvcc_ver: str, cutlass: CutlassInfo | None) -> Unit:
-    source = render_tu(configs)
+def plan_unit(
+    configs: Sequence[AnyConfig], nvcc_ver: str, cutlass: CutlassInfo | None, defines: Sequence[str] = ()
+) -> Unit:
+    source = "".join(f"#define {d} 1\n" for d in defines) + render_tu(configs)
     if not needs_cutlass(configs):
         cutlass = None  # same key and command whether or not the build also holds CUTLASS TUs
     elif cutlass is None:
@@ -251,11 +258,19 @@ def build(
     cutlass: CutlassInfo | None = None,
     log=None,
     cluster: str | None = None,
+    timeline: bool = False,
 ) -> BuildResult:
     """Compile ``configs`` (cached) into ``out`` (default: :func:`default_build_dir`) and link the
     ones that compile into one shared library. ``cluster``: a Dask scheduler's address whose
-    workers compile the TUs instead of ``jobs`` local processes (this process links)."""
+    workers compile the TUs instead of ``jobs`` local processes (this process links).
+    ``timeline``: tiny configs only, one TU with the step stamps on, ``latest.json`` left as it was."""
     t_start = time.monotonic()
+    defines: tuple[str, ...] = ()
+    if timeline:
+        others = sorted(c.name for c in configs if c.family != tiny.TINY_FAMILY)
+        if others or not configs:
+            raise BuildError(f"a timeline build holds tiny kernels only, got {others or 'none'}")
+        defines, per_tu = (TIMELINE_DEFINE,), len(configs)  # one TU: one stamp array, one reader
     say = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
     nvcc = nvcc or find_nvcc()
     if not nvcc:
@@ -280,7 +295,7 @@ def build(
     with client_for(cluster) as client:
 
         def run_groups(gs: list[list[AnyConfig]]) -> list[UnitResult]:
-            units = [plan_unit(g, nv_ver, cutlass) for g in gs]
+            units = [plan_unit(g, nv_ver, cutlass, defines) for g in gs]
             return compile_units(units, out, nvcc, nv_ver, jobs, client, say)
 
         units = run_groups(groups)
@@ -302,6 +317,8 @@ def build(
         return BuildResult(None, [], failed, units, time.monotonic() - t_start)
 
     meta = {"nvcc": nv_ver, "cutlass": cutlass_ver, "gencode": " ".join(GENCODE)}
+    if timeline:
+        meta["timeline"] = TIMELINE_DEFINE
     registry = render_registry([by_name[n] for n in compiled], meta)
     objs = sorted({str(r.obj) for r in good})
     # Named by what goes in, not where it lies: each object's name is its TU's content key, so the
@@ -339,7 +356,8 @@ def build(
         **meta,
     }
     lib.with_suffix(".json").write_text(json.dumps(manifest, indent=1, sort_keys=True))
-    (lib_dir / "latest.json").write_text(json.dumps({"library": lib.name}, indent=1))
+    if not timeline:  # an instrumented library is never the default one
+        (lib_dir / "latest.json").write_text(json.dumps({"library": lib.name}, indent=1))
     return BuildResult(lib, compiled, failed, units, time.monotonic() - t_start)
 
 
@@ -350,6 +368,18 @@ CATALOGS = {
     "wgmma": wgmma.wgmma_catalog,
     "smoke": cat.smoke_catalog,
 }
+
+
+def select(configs: Sequence[AnyConfig], only: str | None) -> list[AnyConfig]:
+    """``configs`` named in ``only`` (comma-separated; all when None), in the catalog's order."""
+    if only is None:
+        return list(configs)
+    wanted = [n for n in only.split(",") if n]
+    by_name = {c.name: c for c in configs}
+    unknown = [n for n in wanted if n not in by_name]
+    if unknown or not wanted:
+        raise BuildError(f"not in the catalog: {', '.join(unknown) or '(no names)'}")
+    return [c for c in configs if c.name in set(wanted)]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -363,11 +393,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument(
         "--cluster", default=None, metavar="tcp://HOST:8786", help="compile on a Dask cluster's workers"
     )
+    ap.add_argument("--only", default=None, metavar="NAME,...", help="only these configs of the catalog")
+    ap.add_argument(
+        "--timeline", action="store_true", help="tiny kernels with their step stamps on (one TU, not latest)"
+    )
     args = ap.parse_args(argv)
     try:
-        res = build(
-            CATALOGS[args.catalog](), args.out, per_tu=args.per_tu, jobs=args.jobs, cluster=args.cluster
-        )
+        configs = select(CATALOGS[args.catalog](), args.only)
+        opts = dict(per_tu=args.per_tu, jobs=args.jobs, cluster=args.cluster, timeline=args.timeline)
+        res = build(configs, args.out, **opts)
     except (BuildError, ClusterError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -19,6 +19,45 @@ constexpr int kMaxDevices = 64;
 constexpr int kMaxSplits = ${max_splits};  // one split per CTA of a cluster: 16 is Hopper's largest
 constexpr int kMaxSmemBytes = 227 << 10;   // dynamic shared memory per CTA on sm_90
 
+// A timeline build (`python -m cuda_l2_explorer.tuner.build --timeline`: L2X_TINY_TIMELINE, the
+// kernels of one TU): thread 0 of each CTA stamps its SM clock at the one-pass kernels' steps --
+// start, copies issued, first and last copy landed (as group 0 waits), group 0's MMAs done, the K
+// groups met, C stored -- and the global timer at its start, so one CTA's time after its copies
+// land is read directly (sampled stalls only say where warps wait; benchmarks/tuner/tiny_floor/
+// timeline.py). Off (the default) the stamps compile to nothing.
+enum TimelineStamp { kStampStart, kStampIssued, kStampFirstLanded, kStampLastLanded, kStampMmaDone, kStampMet,
+                     kStampStored, kStampGlobalStart, kStamps };
+#ifdef L2X_TINY_TIMELINE
+constexpr int kTimelineCtas = 1 << 14;
+__device__ long long timeline_stamps[kTimelineCtas][kStamps];
+__device__ __forceinline__ void timeline_stamp(int slot) {
+  const unsigned cta = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+  long long now;
+  if (slot == kStampGlobalStart)
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  else
+    now = clock64();
+  if (cta < kTimelineCtas) timeline_stamps[cta][slot] = now;
+}
+#define L2X_STAMP(slot) \
+  do {                                       \
+    if (threadIdx.x == 0) timeline_stamp(slot); \
+  } while (0)
+}  // namespace
+// Copies the first `ctas` CTAs' stamps (kStamps each: clock64, the last the global timer in ns) of
+// the kernels run since the last read to host memory `dst`, then zeroes them all (a step a kernel
+// did not reach reads 0); the CUDA status.
+L2X_API int l2x_tiny_timeline(long long* dst, int ctas) {
+  if (ctas < 0 || ctas > kTimelineCtas) return cudaErrorInvalidValue;
+  if (cudaError_t e = cudaMemcpyFromSymbol(dst, timeline_stamps, sizeof(long long) * kStamps * ctas)) return e;
+  static const long long zeros[kTimelineCtas][kStamps] = {};
+  return cudaMemcpyToSymbol(timeline_stamps, zeros, sizeof(zeros));
+}
+namespace {
+#else
+#define L2X_STAMP(slot) ((void)0)
+#endif
+
 ${split_k_cluster}
 
 // 16-byte global->shared copy; src-size 0 zero-fills the destination (edge predication).
@@ -560,9 +599,17 @@ __device__ __forceinline__ void panel_gemm(const TinyParams& p, int m0, int n0, 
   if constexpr (!kBarrierPerPair) wait_landed(bar);
   float acc[S::kMI][S::kNT][4] = {};
   const int pairs = (p.K + 63) / 64;  // chunks past K read as zeros
+  if constexpr (!kBarrierPerPair) {  // one barrier: all landed at once
+    L2X_STAMP(kStampFirstLanded);
+    L2X_STAMP(kStampLastLanded);
+  }
 #pragma unroll 2
   for (int kp = warp_k; kp < pairs; kp += S::kWK) {
-    if constexpr (kBarrierPerPair) wait_landed(bar + 8 * (kp / S::kCopyBoxes));
+    if constexpr (kBarrierPerPair) {
+      wait_landed(bar + 8 * (kp / S::kCopyBoxes));
+      if (kp == 0) L2X_STAMP(kStampFirstLanded);
+      L2X_STAMP(kStampLastLanded);  // group 0's last wait: its last copy
+    }
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
       const int kb = 2 * kp + half;
@@ -576,6 +623,7 @@ __device__ __forceinline__ void panel_gemm(const TinyParams& p, int m0, int n0, 
       permuted_mma_block<S>(acc, a, b);
     }
   }
+  L2X_STAMP(kStampMmaDone);
   if constexpr (S::kWK > 1) {  // groups 1.. park their sums, group 0 adds them and stores C
     constexpr int kFloats = S::kMI * S::kNT * 4;  // a lane's accumulators; lane-minor: no conflicts
     float* const mine = partial + ((warp_k - 1) * S::kWarpsMN + warp_mn) * 32 * kFloats + lane;
@@ -584,6 +632,7 @@ __device__ __forceinline__ void panel_gemm(const TinyParams& p, int m0, int n0, 
       for (int f = 0; f < kFloats; ++f) mine[f * 32] = acc[f / (S::kNT * 4)][f / 4 % S::kNT][f % 4];
     }
     __syncthreads();
+    L2X_STAMP(kStampMet);
     if (warp_k > 0) return;
 #pragma unroll
     for (int group = 1; group < S::kWK; ++group) {
@@ -593,6 +642,7 @@ __device__ __forceinline__ void panel_gemm(const TinyParams& p, int m0, int n0, 
     }
   }
   store_permuted<S>(p, acc, m0 + warp_m * S::kWarpM, n0 + warp_n * S::kWarpN, g, t);
+  L2X_STAMP(kStampStored);
 }
 
 template <class S>
@@ -604,12 +654,15 @@ __global__ void __launch_bounds__(S::kThreads) tiny_bulk_kernel(const TinyParams
   const __half* const sB = sA + S::kBM * p.K;                          // kBN rows x K
   const int m0 = blockIdx.y * S::kBM, n0 = blockIdx.x * S::kBN;
   const uint32_t bar = smem_u32(&landed);
+  L2X_STAMP(kStampStart);
+  L2X_STAMP(kStampGlobalStart);
   if (threadIdx.x == 0) {
     const uint32_t a_bytes = min(S::kBM, p.M - m0) * p.K * 2, b_bytes = min(S::kBN, p.N - n0) * p.K * 2;
     expect_landing(bar, a_bytes + b_bytes);
     bulk_panel(smem_u32(sA), p.A + (size_t)m0 * p.K, a_bytes, bar);
     bulk_panel(smem_u32(sB), p.B + (size_t)n0 * p.K, b_bytes, bar);
   }
+  L2X_STAMP(kStampIssued);
   float* const partial = reinterpret_cast<float*>(panel_smem + (S::kBM + S::kBN) * p.K * 2);  // after the panels
   panel_gemm<S, false>(
       p, m0, n0, bar, partial, [&](int row, int kb, int t) { return panel_chunk(sA, row, p.K, kb * 32 + 8 * t); },
@@ -708,6 +761,8 @@ __global__ void __launch_bounds__(S::kThreads) tiny_tensor_kernel(const __grid_c
   const __half* const sB = sA + lines * S::kBM * kBoxK;                       // lines x kBN x kBoxK
   const int m0 = blockIdx.y * S::kBM, n0 = blockIdx.x * S::kBN;
   const uint32_t bar = smem_u32(&landed[0]);
+  L2X_STAMP(kStampStart);
+  L2X_STAMP(kStampGlobalStart);
   if (threadIdx.x == 0) {
     for (int j = 0; j < lines / S::kCopyLines; ++j) {  // in k order: copy 0 lands first
       const int box = j * S::kCopyBoxes, line = j * S::kCopyLines;
@@ -726,6 +781,7 @@ __global__ void __launch_bounds__(S::kThreads) tiny_tensor_kernel(const __grid_c
       }
     }
   }
+  L2X_STAMP(kStampIssued);
   // Block kb is half of box kb / 2 (64 k), pair kp is box kp; the boxes hold k past K as zeros.
   float* const partial = reinterpret_cast<float*>(const_cast<__half*>(sB + lines * S::kBN * kBoxK));
   panel_gemm<S, true>(
