@@ -9,7 +9,8 @@
 #    tinyt_16x32x2048_w1x1x8_c4 (K over eight warp groups; at K <= 1024 level or slower than four,
 #    session 34's call 7) meets the four-group kernel; A/B, merge (search_ab_merge.sh);
 # 3. ncu with the source counters of the set's picks against nvjet at three mid-size tiny configs
-#    that lose 5-6% (1024x128x1024, 2048x256x512, 128x1024x1024: wgsk picks), before any kernel work;
+#    that lose 7-13% in grid 1d2e446b (128x12288x256 0.874, a CUTLASS pick; 64x2048x2048 0.913 and
+#    256x1024x8192 0.926, wgsk picks), before any kernel work;
 # 4. one CTA's timeline in the one-pass kernels (tiny_floor/timeline.py on a timeline build, carried as
 #    .carry/timeline.tar.gz: `python -m cuda_l2_explorer.tuner.build --catalog tiny --only "$TL_NAMES"
 #    --timeline --out /tmp/tl && tar czf .carry/timeline.tar.gz -C /tmp/tl lib`, TL_NAMES as below):
