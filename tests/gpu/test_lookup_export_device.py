@@ -130,13 +130,19 @@ def test_our_set_exports_for_model_shapes(tmp_path, device) -> None:
     _build_all_and_check(tmp_path, KERNELS_DIR / f"{device}_F32F16F16F32" / "manifest.json", MODEL_SHAPES)
 
 
+def _first_picks(manifest: Path, wanted) -> dict[str, Shape]:
+    """Each kernel whose name ``wanted`` accepts, at the first grid config the set picks it for."""
+    first: dict[str, Shape] = {}
+    for entry in json.loads(manifest.read_text())["configs"]:
+        if wanted(entry["kernel_name"]):
+            first.setdefault(entry["kernel_name"], Shape(entry["m"], entry["n"], entry["k"]))
+    return first
+
+
 def test_our_set_exports_its_96_wide_kernels(tmp_path) -> None:
     """Session 24's skinny tiles (64/128/256 x 96, B K-major or swap-AB): one grid config the set
     picks each at, exported from the set, built, and checked against torch."""
-    first: dict[str, Shape] = {}
-    for entry in json.loads(OUR_SET.read_text())["configs"]:
-        if "x96x" in entry["kernel_name"]:
-            first.setdefault(entry["kernel_name"], Shape(entry["m"], entry["n"], entry["k"]))
+    first = _first_picks(OUR_SET, lambda name: "x96x" in name)
     assert first, "the set picks no 96-wide kernel"
     results = _build_all_and_check(tmp_path, OUR_SET, sorted(first.values()))
     assert {r["kernel"] for r in results.values()} == set(first)
@@ -148,10 +154,7 @@ def test_h200_set_exports_its_tensor_fed_picks(tmp_path) -> None:
     exported from the set (the exported launcher encodes its own tensor maps), built, and checked
     against torch."""
     h200 = KERNELS_DIR / "h200_F32F16F16F32" / "manifest.json"
-    first: dict[str, Shape] = {}
-    for entry in json.loads(h200.read_text())["configs"]:
-        if entry["kernel_name"].startswith("tinyt"):
-            first.setdefault(entry["kernel_name"], Shape(entry["m"], entry["n"], entry["k"]))
+    first = _first_picks(h200, lambda name: name.startswith("tinyt"))
     assert any("_c4_" in name for name in first) and any("_p4_" in name for name in first), first
     results = _build_all_and_check(tmp_path, h200, sorted(first.values()))
     assert {r["kernel"] for r in results.values()} == set(first)

@@ -30,14 +30,15 @@ enum TimelineStamp { kStampStart, kStampIssued, kStampFirstLanded, kStampLastLan
 #ifdef L2X_TINY_TIMELINE
 constexpr int kTimelineCtas = 1 << 14;
 __device__ long long timeline_stamps[kTimelineCtas][kStamps];
-__device__ __forceinline__ void timeline_stamp(int slot) {
+__device__ __forceinline__ void timeline_stamp(int slot) {  // the start also takes the global timer
   const unsigned cta = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
-  long long now;
-  if (slot == kStampGlobalStart)
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-  else
-    now = clock64();
-  if (cta < kTimelineCtas) timeline_stamps[cta][slot] = now;
+  if (cta >= kTimelineCtas) return;
+  timeline_stamps[cta][slot] = clock64();
+  if (slot == kStampStart) {
+    long long ns;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
+    timeline_stamps[cta][kStampGlobalStart] = ns;
+  }
 }
 #define L2X_STAMP(slot) \
   do {                                       \
@@ -655,7 +656,6 @@ __global__ void __launch_bounds__(S::kThreads) tiny_bulk_kernel(const TinyParams
   const int m0 = blockIdx.y * S::kBM, n0 = blockIdx.x * S::kBN;
   const uint32_t bar = smem_u32(&landed);
   L2X_STAMP(kStampStart);
-  L2X_STAMP(kStampGlobalStart);
   if (threadIdx.x == 0) {
     const uint32_t a_bytes = min(S::kBM, p.M - m0) * p.K * 2, b_bytes = min(S::kBN, p.N - n0) * p.K * 2;
     expect_landing(bar, a_bytes + b_bytes);
@@ -762,7 +762,6 @@ __global__ void __launch_bounds__(S::kThreads) tiny_tensor_kernel(const __grid_c
   const int m0 = blockIdx.y * S::kBM, n0 = blockIdx.x * S::kBN;
   const uint32_t bar = smem_u32(&landed[0]);
   L2X_STAMP(kStampStart);
-  L2X_STAMP(kStampGlobalStart);
   if (threadIdx.x == 0) {
     for (int j = 0; j < lines / S::kCopyLines; ++j) {  // in k order: copy 0 lands first
       const int box = j * S::kCopyBoxes, line = j * S::kCopyLines;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 35, call 1 (nvidia-h200, one GPU; issue 15), planned in session 34: library e021d261 or newer
+# Session 35, call 1 (nvidia-h200, one GPU; issue 15), planned in session 34: library bc2d1a76 or newer
 # (`python -m cuda_l2_explorer.tuner.build --out /tmp/tb --jobs 2`, `bash benchmarks/device_carry.sh lib`;
 # the previous library, 5cb65fc4 = commit d68a583, as .carry/oldlib.tar.gz:
 # `tar czf .carry/oldlib.tar.gz -C /tmp/tb lib/libl2x_tuner-5cb65fc46aa5ae6d9468.so`):
