@@ -174,6 +174,22 @@ __device__ __forceinline__ void tensor_box3d(uint32_t dst, const CUtensorMap* ma
       : "memory");
 }
 
+// tensor_box3d's copy landing at the same offset in every CTA of `mask` (of this cluster), each
+// completing on its own barrier at `bar`'s offset (session 35: does sharing B's bytes among the CTAs
+// of one M column shorten the landing, i.e. is the landing bound by L2's reads or by an SM's intake?).
+__device__ __forceinline__ void tensor_box3d_multicast(uint32_t dst, const CUtensorMap* map, int y, int z, uint32_t bar,
+                                                       uint16_t mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%2, %3, %4}], [%5], %6;\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(0), "r"(y), "r"(z), "r"(bar), "h"(mask)
+      : "memory");
+}
+
+__device__ __forceinline__ void cluster_barrier() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+
 // Row r's 16-byte chunk c (of the 64-half box row) in a swizzled 32-row box; in general the 128-byte
 // line r * pitch + line0 from `box` (a pitched layout: rows `pitch` lines apart, the slab line0).
 __device__ __forceinline__ uint4 swizzled_chunk(const half* box, int r, int c, int pitch = 1, int line0 = 0) {
@@ -248,7 +264,7 @@ __global__ void __launch_bounds__(64) mma_swz_tile(const __grid_constant__ CUten
 constexpr int MAX_BOXES = MAX_K / BOX_K;
 enum class Copies { BOXES, SLABS, PITCHED };
 
-template <int KSPLIT, bool MMA, Copies COPIES = Copies::BOXES>
+template <int KSPLIT, bool MMA, Copies COPIES = Copies::BOXES, int MC = 1>
 __global__ void __launch_bounds__(64 * KSPLIT) swz_box_tile(const __grid_constant__ CUtensorMap map_a,
                                                              const __grid_constant__ CUtensorMap map_b, half* c,
                                                              int n, int k, int slabs = 1) {
@@ -262,7 +278,22 @@ __global__ void __launch_bounds__(64 * KSPLIT) swz_box_tile(const __grid_constan
   const int lines = COPIES == Copies::PITCHED ? pitch : slabs;   // a copy's lines a row
   const half* sb = sa + copies * lines * TM * BOX_K;
   const uint32_t bar = smem_addr(&landed[0]);
-  if (threadIdx.x == 0)
+  static_assert(MC == 1 || COPIES == Copies::SLABS, "multicast: slab copies only");
+  if constexpr (MC > 1) {  // MC CTAs along y (one cluster) share B: copy j of B by rank j % MC, to all
+    if (threadIdx.x == 0)
+      for (int j = 0; j < copies; ++j) mbarrier_expect(bar + 8 * j, (TM + TN) * BOX_K * 2 * lines);
+    cluster_barrier();  // every peer's barriers initialised before a multicast copy lands on them
+    if (threadIdx.x == 0) {
+      uint32_t rank;
+      asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
+      for (int j = 0; j < copies; ++j) {
+        const uint32_t dst_a = smem_addr(sa + j * lines * TM * BOX_K), dst_b = smem_addr(sb + j * lines * TN * BOX_K);
+        tensor_box3d(dst_a, &map_a, blockIdx.y * TM, j * slabs, bar + 8 * j);
+        if (j % MC == (int)rank)
+          tensor_box3d_multicast(dst_b, &map_b, blockIdx.x * TN, j * slabs, bar + 8 * j, (uint16_t)((1 << MC) - 1));
+      }
+    }
+  } else if (threadIdx.x == 0)
     for (int j = 0; j < copies; ++j) {
       mbarrier_expect(bar + 8 * j, (TM + TN) * BOX_K * 2 * lines);
       const uint32_t dst_a = smem_addr(sa + j * lines * TM * BOX_K), dst_b = smem_addr(sb + j * lines * TN * BOX_K);
@@ -281,6 +312,7 @@ __global__ void __launch_bounds__(64 * KSPLIT) swz_box_tile(const __grid_constan
   if constexpr (!MMA) {
     for (int j = 0; j < copies; ++j) mbarrier_wait_phase0(bar + 8 * j);
     store_from(c, n, panels[threadIdx.x]);
+    if constexpr (MC > 1) cluster_barrier();  // no CTA leaves while a copy it issued may still land
   } else {
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
     const int wm = warp % 2, wk = warp / 2;
@@ -298,6 +330,7 @@ __global__ void __launch_bounds__(64 * KSPLIT) swz_box_tile(const __grid_constan
           swz_mma_block(acc, base_a, base_b, wm * 16, half_box * 4 + t, g, pitch, line0);
       }
     }
+    if constexpr (MC > 1) cluster_barrier();  // every thread: .aligned, before any returns
     if constexpr (KSPLIT > 1) {
       if (wk > 0)
         for (int f = 0; f < 16; ++f) partial[wk - 1][wm][lane][f] = acc[f / 4][f % 4];
@@ -394,6 +427,10 @@ int main(int argc, char** argv) {
   CK(cudaFuncSetAttribute(swz_box_tile<1, false, kSlabs>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxPanels + 1024));
   CK(cudaFuncSetAttribute(swz_box_tile<1, true, kSlabs>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxPanels + 1024));
   CK(cudaFuncSetAttribute(swz_box_tile<4, true, kSlabs>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxPanels + 1024));
+  CK(cudaFuncSetAttribute(swz_box_tile<1, false, kSlabs, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxPanels + 1024));
+  CK(cudaFuncSetAttribute(swz_box_tile<1, false, kSlabs, 4>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxPanels + 1024));
+  CK(cudaFuncSetAttribute(swz_box_tile<4, true, kSlabs, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxPanels + 1024));
+  CK(cudaFuncSetAttribute(swz_box_tile<4, true, kSlabs, 4>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxPanels + 1024));
   CK(cudaFuncSetAttribute(swz_box_tile<1, false, kPitched>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxPitched));
   CK(cudaFuncSetAttribute(swz_box_tile<1, true, kPitched>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxPitched));
   CK(cudaFuncSetAttribute(swz_box_tile<4, true, kPitched>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxPitched));
@@ -494,6 +531,34 @@ int main(int argc, char** argv) {
           add(std::integral_constant<Copies, kPitched>{});
         else
           add(std::integral_constant<Copies, kSlabs>{});
+        // B shared by clusters of 2 and 4 CTAs along M (multicast), 4 boxes a copy.
+        if (pitched || slabs != 4) continue;
+        auto add_multicast = [&, c, bytes](auto cluster, int threads, auto kernel, const std::string& label) {
+          constexpr int MC = decltype(cluster)::value;
+          if ((cf.m / TM) % MC) return;
+          impls.push_back({label + std::to_string(MC), [=, &p](int s) {
+                             cudaLaunchConfig_t lc = {};
+                             lc.gridDim = grid;
+                             lc.blockDim = dim3(threads);
+                             lc.dynamicSmemBytes = bytes;
+                             lc.stream = st;
+                             cudaLaunchAttribute at;
+                             at.id = cudaLaunchAttributeClusterDimension;
+                             at.val.clusterDim.x = 1;
+                             at.val.clusterDim.y = MC;
+                             at.val.clusterDim.z = 1;
+                             lc.attrs = &at;
+                             lc.numAttrs = 1;
+                             if (cudaLaunchKernelEx(&lc, kernel, many_maps_a[c][s], many_maps_b[c][s], p.c(s), cf.n, cf.k, 4))
+                               fprintf(stderr, "%s failed to launch\n", label.c_str());
+                           }});
+        };
+        add_multicast(std::integral_constant<int, 2>{}, 64, swz_box_tile<1, false, kSlabs, 2>, "move_swz3_4_mc");
+        add_multicast(std::integral_constant<int, 4>{}, 64, swz_box_tile<1, false, kSlabs, 4>, "move_swz3_4_mc");
+        if (boxes / 4 >= 4) {
+          add_multicast(std::integral_constant<int, 2>{}, 256, swz_box_tile<4, true, kSlabs, 2>, "mma_swz3_k4_4_mc");
+          add_multicast(std::integral_constant<int, 4>{}, 256, swz_box_tile<4, true, kSlabs, 4>, "mma_swz3_k4_4_mc");
+        }
       }
     for (const std::string& name : names) {
       auto run = reinterpret_cast<LibGemm>(dlsym(lib, ("l2x_gemm_" + name).c_str()));
