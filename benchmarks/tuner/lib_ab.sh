@@ -11,12 +11,17 @@
 set -u
 configs=$1 old=$2 new=$3 set_dir=$4 out=$5 seconds=$6
 mkdir -p "$out"
+# The set copied as oldpicks/NAME and newpicks/NAME: the store's set ids say which library ran
+# (a set under kernels/ would keep its own id, ours/NAME, in both).
+for which in oldpicks newpicks; do
+  rm -rf "$out/sets/$which" && mkdir -p "$out/sets/$which" && cp -r "$set_dir" "$out/sets/$which/"
+done
 each=$((seconds / 4))
 start=$SECONDS
 for which in oldpicks newpicks oldpicks newpicks; do
   lib=$new && [ $which = oldpicks ] && lib=$old
   python3 -m cuda_l2_explorer --no-bundled bench --db "$out/picks.duckdb" --library "$lib" --progress none --json \
-    --set "$set_dir" --set-name $which --mnk "$configs" --time-budget $each \
+    --set "$out/sets/$which/$(basename "$set_dir")" --set-name $which --mnk "$configs" --time-budget $each \
     --baselines "${AB_BASELINES:-torch.matmul}" >>"$out/picks.json" 2>>"$out/picks.log"
   echo "$which ($(basename "$lib")): exit $? at $((SECONDS - start)) s" | tee -a "$out/device.txt"
 done
