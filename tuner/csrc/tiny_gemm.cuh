@@ -570,21 +570,11 @@ __device__ __forceinline__ uint4 panel_chunk(const __half* panel, int row, int p
   return k < pitch ? *reinterpret_cast<const uint4*>(panel + row * pitch + k) : make_uint4(0, 0, 0, 0);
 }
 
-// `count` barriers 8 bytes apart from `bar`, each for one arrival, made visible to the copies by one
-// fence (with a fence a barrier, thread 0 took ~80 cycles a copy to issue them: session 35's timeline).
-__device__ __forceinline__ void init_landings(uint32_t bar, int count) {
-  for (int j = 0; j < count; ++j) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(bar + 8 * j));
-  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-}
-
-// One thread's arrival on an initialised barrier, expecting `bytes` from the copies it then issues.
-__device__ __forceinline__ void arrive_expecting(uint32_t bar, uint32_t bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
-}
-
+// One thread's arrival on the CTA's barrier, expecting `bytes` from the copies it then issues.
 __device__ __forceinline__ void expect_landing(uint32_t bar, uint32_t bytes) {
-  init_landings(bar, 1);
-  arrive_expecting(bar, bytes);
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(bar));
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");  // visible to the copies
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
 }
 
 // What the bulk- and tensor-fed kernels do once thread 0 has issued the copies: wait for the panels
@@ -773,15 +763,11 @@ __global__ void __launch_bounds__(S::kThreads) tiny_tensor_kernel(const __grid_c
   const uint32_t bar = smem_u32(&landed[0]);
   L2X_STAMP(kStampStart);
   if (threadIdx.x == 0) {
-    // (prefetch.tensormap of the two maps here, before the barriers' set-up, made every tensor-fed
-    // pick ~3% slower and its first copy land ~0.1 us later: session 35's call 2.)
-    const int copies = lines / S::kCopyLines;
-    init_landings(bar, copies);
-    for (int j = 0; j < copies; ++j) {  // in k order: copy 0 lands first
+    for (int j = 0; j < lines / S::kCopyLines; ++j) {  // in k order: copy 0 lands first
       const int box = j * S::kCopyBoxes, line = j * S::kCopyLines;
       const uint32_t dst_a = smem_u32(sA + line * S::kBM * kBoxK), dst_b = smem_u32(sB + line * S::kBN * kBoxK);
       // whole boxes, the fill included
-      arrive_expecting(bar + 8 * j, (S::kBM + S::kBN) * kBoxK * 2 * S::kCopyLines);
+      expect_landing(bar + 8 * j, (S::kBM + S::kBN) * kBoxK * 2 * S::kCopyLines);
       if constexpr (S::kCopyBoxes == 1) {
         tensor_box(dst_a, &tp.a, box * kBoxK, m0, bar + 8 * j);
         tensor_box(dst_b, &tp.b, box * kBoxK, n0, bar + 8 * j);

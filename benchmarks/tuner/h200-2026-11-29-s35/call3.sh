@@ -37,5 +37,7 @@ fi
 mkdir -p "$top/grid"
 OUT=$top/grid SET=kernels/h200_F32F16F16F32 BUDGET=${BUDGET:-320} bash benchmarks/harness/v3/run_device.sh grid
 tar cf "$top/grid_logs.tar" -C "$top/grid" --exclude grid.duckdb . && xz -T8 -1 -c "$top/grid/grid.duckdb" >"$top/grid.duckdb.xz"
+# (as run: run_device.sh had packed grid.duckdb into stores.tar.gz, so this xz found none and the
+# store came back inside grid_logs.tar; next_call1.sh unpacks it first)
 rm -rf "$top/grid"
 ls -la "$top"
