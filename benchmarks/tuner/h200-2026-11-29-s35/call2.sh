@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Session 35, call 2 (nvidia-h200, one GPU; issue 15): the tensor-fed kernels' copies issued after one
+# (Library 204aab62 is commit fd38dfc's tuner/csrc/tiny_gemm.cuh; reverted after this call and call 3.)
 # barrier fence (init_landings) with their maps prefetched, library 204aab62 against bc2d1a76, and
 # the multicast landing probe. Prep: `python -m cuda_l2_explorer.tuner.build --out /tmp/tb --jobs 2`,
 # `bash benchmarks/device_carry.sh lib`; the old library as .carry/oldlib.tar.gz (bc2d1a76); the two
