@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
 # Session 35, call 2 (nvidia-h200, one GPU; issue 15): the tensor-fed kernels' copies issued after one
-# (Library 204aab62 is commit fd38dfc's tuner/csrc/tiny_gemm.cuh; reverted after this call and call 3.)
 # barrier fence (init_landings) with their maps prefetched, library 204aab62 against bc2d1a76, and
 # the multicast landing probe. Prep: `python -m cuda_l2_explorer.tuner.build --out /tmp/tb --jobs 2`,
 # `bash benchmarks/device_carry.sh lib`; the old library as .carry/oldlib.tar.gz (bc2d1a76); the two
@@ -11,6 +10,7 @@
 #    move_swz3_4_mc{2,4} / mma_swz3_k4_4_mc{2,4} rows (B multicast over 2 or 4 CTAs along M);
 # 2. the two timelines (old and new build) at session 34's timeline configs;
 # 3. lib_ab.sh: the set's 86 tensor- and bulk-fed picks, old library / new / old / new.
+# (Library 204aab62 is commit fd38dfc's tuner/csrc/tiny_gemm.cuh, reverted after this call and call 3.)
 set -u
 top=$OUT
 S=benchmarks/tuner/h200-2026-11-29-s35

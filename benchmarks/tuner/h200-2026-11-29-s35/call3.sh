@@ -8,6 +8,7 @@
 # 3. lib_ab.sh over the 86 tensor/bulk picks (old/new/old/new); the new library stays for the grid
 #    only if old/new >= 1.005 with no config > 2% slower, else bc2d1a76 goes in its place;
 # 4. the grid (BUDGET=320 here; call 4 resumes it with .carry/grid.duckdb.xz and the same library).
+# (Library f03f858a is commit 494da2f's tuner/csrc/tiny_gemm.cuh, reverted after this call.)
 set -u
 top=$OUT
 S=benchmarks/tuner/h200-2026-11-29-s35
