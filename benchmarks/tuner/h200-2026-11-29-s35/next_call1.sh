@@ -21,8 +21,9 @@
 #   tar czf .carry/spreadlib.tar.gz -C /tmp/tbs lib/libl2x_tuner-cbbd03bc03bcdaf24402.so
 #   tar czf .carry/timeline.tar.gz -C /tmp/tl_old lib; tar czf .carry/timeline_new.tar.gz -C /tmp/tl_new lib
 #   bash benchmarks/device_trim.sh out; run(carry=[".whl", ".carry"]); bash benchmarks/device_trim.sh back
-# After: grid.duckdb.xz back -> fill_evidence, bundle in place of 1d2e446b (session 34's steps); if
-# lib_ab >= 1.01 with none slower > 1%, land the patch and measure a whole grid on it.
+# After: with grid.duckdb.xz back (unxz'd), `bash benchmarks/tuner/bundle_grid.sh grid.duckdb h200
+# 1d2e446b14ad463cb929ec6c4daac43e benchmarks/tuner/h200-2026-11-29-s36 $S/call1/tune.duckdb` (unxz'd
+# first) and the prose; if lib_ab >= 1.01 with none slower > 1%, land the patch and grid it whole.
 set -u
 top=$OUT
 S=benchmarks/tuner/h200-2026-11-29-s35
