@@ -30,6 +30,9 @@
 //             in one copy of A and one of B) through a 3D map of 64-half k slabs (session 33);
 //   move_pitch_S, mma_pitch_w2_S, mma_pitch_k4_S   S boxes a copy through a map with increasing
 //             strides, rows landing S + 1 lines apart (an odd pitch: still conflict-free reads);
+//   move_swz3_4_mcC, mma_swz3_k4_4_mcC   swz3 with 4 boxes a copy, B shared through multicast by
+//             clusters of C = 2 or 4 CTAs along M (a cluster barrier before the copies and one at the
+//             end; session 35: ~0.5 us slower, the K-marginal cost unchanged);
 //   lib:NAME  the library's kernel l2x_gemm_NAME (dlopen'd LIBRARY), on the same sets;
 //   cublas    cublasGemmEx, fp32 compute, default algorithm, C = A B^T as stored.
 // Timing: probe_common.cuh (sets spanning 2x the L2, one graph of a call a set, replayed,
