@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 def test_catalog_is_valid_unique_and_covers_both_b_layouts() -> None:
     cat = wgmma_catalog()
-    assert 4 <= len(cat) <= 24
+    assert 4 <= len(cat) <= 36
     assert len({c.name for c in cat}) == len(cat)
     for c in cat:
         assert re.fullmatch(r"wgsk_\d+x\d+x\d+_s\d+_b[nk](_mc2)?(_rg|_rs)?", c.name), c.name
@@ -88,7 +88,8 @@ def test_name_threads_and_shared_memory() -> None:
     "kwargs, message",
     [
         ({"tile_m": 32, "tile_n": 64}, "tile_m"),
-        ({"tile_m": 64, "tile_n": 96}, "tile_n"),
+        ({"tile_m": 64, "tile_n": 80}, "tile_n"),
+        ({"tile_m": 64, "tile_n": 96}, "b_major='k'"),  # an N-major B: whole 64-column swizzle atoms
         ({"tile_m": 64, "tile_n": 64, "tile_k": 32}, "tile_k"),
         ({"tile_m": 64, "tile_n": 64, "stages": 1}, "stages"),
         ({"tile_m": 128, "tile_n": 256, "tile_k": 128, "stages": 4}, "fit"),
@@ -123,6 +124,7 @@ def test_any_parameters_give_a_valid_config_or_config_error(**kwargs: object) ->
     except ConfigError:
         return
     assert c.tile_m in wgmma.TILE_MS and c.tile_n in wgmma.TILE_NS and c.tile_k in wgmma.TILE_KS
+    assert c.b_major == "k" or c.tile_n % 64 == 0
     assert 2 <= c.stages <= 12 and c.b_major in ("n", "k") and c.multicast_a in wgmma.MULTICASTS
     assert c.reduce in wgmma.REDUCES and (c.reduce == "cluster" or c.multicast_a == 1)
     assert c.tile_m * c.tile_n * 4 <= c.smem_bytes() - wgmma.BARRIER_BYTES <= SMEM_BYTES_SM90

@@ -56,7 +56,9 @@ from cuda_l2_explorer.tuner.tiny import MAX_SPLITS, render_split_k_preamble
 
 WGMMA_FAMILY = "sm90_wgmma_splitk"
 TILE_MS: tuple[int, ...] = (64, 128)  # one or two consumer warpgroups
-TILE_NS: tuple[int, ...] = (64, 128, 256)  # wgmma N; B's 128-byte swizzle atom is 64 columns wide
+# wgmma N; an N-major B's 128-byte swizzle atom is 64 columns wide (96: K-major B only)
+TILE_NS: tuple[int, ...] = (64, 96, 128, 192, 256)
+WIDE_TILE_NS: tuple[int, ...] = (96, 192)  # the one-wave tiles of mid-size short-K shapes (session 35)
 TILE_KS: tuple[int, ...] = (64, 128)  # whole 128-byte swizzle rows of A
 MULTICASTS: tuple[int, ...] = (1, 2)  # CTAs along N sharing each A tile
 # Where split-K partials meet: DSMEM, or the workspace summed by the last split or by every split.
@@ -131,6 +133,10 @@ def validate(cfg: WgmmaConfig) -> None:
         ("tile_m", "tile_n", "tile_k", "stages", "multicast_a"),
         {"tile_m": TILE_MS, "tile_n": TILE_NS, "tile_k": TILE_KS, "multicast_a": MULTICASTS},
     )
+    if cfg.b_major == "n" and cfg.tile_n % 64:
+        raise ConfigError(
+            f"an N-major B is whole 64-column swizzle atoms: tile_n {cfg.tile_n} needs b_major='k'"
+        )
     if cfg.reduce not in REDUCES:
         raise ConfigError(f"reduce must be one of {REDUCES}, got {cfg.reduce!r}")
     if cfg.reduce != "cluster" and cfg.multicast_a != 1:
@@ -159,6 +165,10 @@ def wgmma_catalog() -> list[WgmmaConfig]:
     and 128x256x64 at 4 stages, 64x128x64 at 6 (slower everywhere: too few CTAs or bytes in
     flight); the 8-stage and 128x128 configs with ``multicast_a=2`` (slower than their twins at
     all 120 deep-K configs searched, 1.09-1.25x: the L2's output does not bound these kernels).
+    Mid-size shapes with short K (M x N >= 128K, K <= 512, session 35): the tiles cuBLASLt's nvjet
+    runs there, one wave of 64 x 192 at 128x12288 (where our CUTLASS 128x96 pick is 13% behind it),
+    and 96-wide tiles for a K-major B: 64x192 and 128x192 at 4 stages (all of K = 256 in flight),
+    64x96 and 128x96 K-major at 4.
     Each comes three times: its splits reduced in one cluster's distributed shared memory, and
     through the workspace with no cluster launched (``reduce="global"``, session 16: the cluster
     launch itself cost 10.8 us of a 15.2 us stream at 512x512x12288 in 64x64 x 2 tiles), by the
@@ -172,6 +182,10 @@ def wgmma_catalog() -> list[WgmmaConfig]:
         WgmmaConfig(128, 64, 64, 8),
         WgmmaConfig(128, 128, 64, 6),
         WgmmaConfig(128, 128, 64, 6, b_major="k"),
+        WgmmaConfig(64, 192, 64, 4),
+        WgmmaConfig(128, 192, 64, 4),
+        WgmmaConfig(64, 96, 64, 4, b_major="k"),
+        WgmmaConfig(128, 96, 64, 4, b_major="k"),
     ]
     cat = shapes + [replace(c, reduce=reduce) for reduce in REDUCES[1:] for c in shapes]
     names = [c.name for c in cat]
