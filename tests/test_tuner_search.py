@@ -355,3 +355,29 @@ def test_a_launch_bound_shape_sweeps_the_tiny_family_whole() -> None:
         runs = {n: p for n, p in tiny.items() if family_of(p).supports(*shape.astuple(), p)}
         every = {f"{n}|{v.label}" for n, p in runs.items() for v in variants_for(*shape.astuple(), p, 132)}
         assert (every <= chosen) == whole, shape
+
+
+def test_the_wgmma_wide_tiles_are_swept_whole_beside_the_deep_k_tiles() -> None:
+    """The wide tiles (N 96 and 192, session 35) are a sweep group of their own a reduction, so that
+    neither group outgrows SWEEP_FAMILY; at 128x12288x256, where nvjet runs 64 x 192 tiles, every
+    variant of every wide tile is measured."""
+    from cuda_l2_explorer.tuner.families import family_of, full_catalog
+    from cuda_l2_explorer.tuner.search_space import SWEEP_FAMILY, sweep_group
+    from cuda_l2_explorer.tuner.wgmma import WGMMA_FAMILY, WIDE_TILE_NS
+
+    kernels = {c.name: c.to_dict() for c in full_catalog()}
+    wgmma = {n: p for n, p in kernels.items() if p["family"] == WGMMA_FAMILY}
+    sizes: dict[str, int] = {}
+    for p in wgmma.values():
+        sizes[sweep_group(p)] = sizes.get(sweep_group(p), 0) + 1
+    assert {g for g in sizes if g.endswith("/wide")} == {
+        f"{WGMMA_FAMILY}/{r}/wide" for r in ("cluster", "global", "sliced")
+    }
+    assert max(sizes.values()) <= SWEEP_FAMILY
+    m, n, k = 128, 12288, 256
+    chosen = {c.key for c in candidates(m, n, k, kernels, limit=8, bandwidth=4.8e12)}
+    wide = [(name, p) for name, p in wgmma.items() if p["tile_n"] in WIDE_TILE_NS]
+    assert len(wide) == 12
+    for name, p in wide:
+        assert family_of(p).supports(m, n, k, p)
+        assert {f"{name}|{v.label}" for v in variants_for(m, n, k, p, 132)} <= chosen, name
