@@ -90,3 +90,24 @@ def test_store_from_bundle_gives_a_server_run_what_it_reuses(tmp_path):
         copy.copy_runs(out, [run[:8]])
     with pytest.raises(SystemExit, match="not in the bundled dataset"):
         copy.copy_runs(tmp_path / "other.duckdb", ["ffffffff"])
+
+
+def test_timeline_summary_of_one_launch():
+    """tiny_floor/timeline.py's per-launch summary: cycles from each CTA's own start, the median CTA
+    a step (only steps every CTA reached), the 90th percentile and the slowest CTA to C stored, and
+    the spread of the starts on the global timer."""
+    summary = _script("benchmarks/tuner/tiny_floor/timeline.py").launch_summary
+    # start, issued, first landed, last landed, MMAs done, met (not reached: 0), stored, global start
+    rows = [
+        [1000, 1100, 1500, 2000, 2100, 0, 2500, 50],
+        [2000, 2150, 2600, 3100, 3200, 0, 3700, 80],
+        [500, 560, 1000, 1400, 1550, 0, 1900, 40],
+    ]
+    out = summary(rows)
+    assert (out["issued"], out["last_landed"], out["stored"]) == (100, 1000, 1500)
+    assert "met" not in out
+    assert (out["slowest_stored"], out["slowest_cta"]) == (1700, 1)
+    assert out["stored_p90"] == pytest.approx(1660)
+    assert out["start_spread_ns"] == 40
+    rows[2][6] = 0  # a CTA that never stored: no store figures
+    assert not {"stored", "slowest_stored", "stored_p90"} & set(summary(rows))

@@ -12,7 +12,8 @@ stamped its SM clock (clock64) at the kernel's steps (tuner/csrc/tiny_gemm.cuh, 
 start, copies issued, first and last copy landed (as K group 0 waits), group 0's MMAs done, the K
 groups met (split-K-over-warps kernels only), C stored; and the global timer at its start. A row a
 (config, kernel): the median over runs of the median CTA's cycles from its start to each step,
-the slowest CTA's cycles to its store, and the spread of the CTAs' starts (ns, global timer);
+the 90th percentile and the slowest CTA's cycles to its store, the spread of the CTAs' starts (ns,
+global timer), and the tiles whose CTA stored last most often (row.column x runs);
 ``us`` columns convert cycles at the clock given (--mhz, default the GPU's maximum SM clock: a
 single launch's clock may be lower). Isolated launches: not a device-time figure, and never
 compared with one.
@@ -27,9 +28,9 @@ import math
 import statistics
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
-import torch
 from cuda_l2_explorer.tuner.native import TunerLibrary
 
 STEPS = ("start", "issued", "first_landed", "last_landed", "mma_done", "met", "stored", "global_start")
@@ -58,27 +59,42 @@ def cta_steps(stamps: list[int]) -> dict[str, float]:
     return {s: stamps[i + 1] - start for i, s in enumerate(SINCE_START) if stamps[i + 1]}
 
 
-def one_launch(kernel, reader, problem, ctas: int, flush: torch.Tensor) -> dict[str, float]:
-    a, b, c, (m, n, k) = problem
-    flush.zero_()  # the inputs cold in L2, as the harness times them
-    torch.cuda.synchronize()
-    kernel(a.data_ptr(), b.data_ptr(), c.data_ptr(), m, n, k)
-    torch.cuda.synchronize()
-    rows = read_stamps(reader, ctas)
+def launch_summary(rows: list[list[int]]) -> dict[str, float]:
+    """One launch's CTAs' stamps (read_stamps) summed up: the median CTA's cycles to each step every
+    CTA reached; to C stored also the 90th percentile, the slowest and which CTA that was (its index,
+    x + y * tiles along N); the spread of the CTAs' starts (ns)."""
     per_cta = [cta_steps(r) for r in rows]
-    out = {}
+    out: dict[str, float] = {}
     for step in SINCE_START:
         values = [p[step] for p in per_cta if step in p]
-        if len(values) == ctas:  # every CTA reached it
+        if len(values) == len(rows):  # every CTA reached it
             out[step] = statistics.median(values)
     if all("stored" in p for p in per_cta):
-        out["slowest_stored"] = max(p["stored"] for p in per_cta)
+        stored = [p["stored"] for p in per_cta]
+        out["slowest_stored"] = max(stored)
+        out["stored_p90"] = (
+            statistics.quantiles(stored, n=10, method="inclusive")[-1] if len(rows) > 1 else stored[0]
+        )
+        out["slowest_cta"] = stored.index(out["slowest_stored"])
     starts = [r[STEPS.index("global_start")] for r in rows]
     out["start_spread_ns"] = max(starts) - min(starts)
     return out
 
 
+def one_launch(kernel, reader, problem, ctas: int, flush) -> dict[str, float]:
+    import torch
+
+    a, b, c, (m, n, k) = problem
+    flush.zero_()  # the inputs cold in L2, as the harness times them
+    torch.cuda.synchronize()
+    kernel(a.data_ptr(), b.data_ptr(), c.data_ptr(), m, n, k)
+    torch.cuda.synchronize()
+    return launch_summary(read_stamps(reader, ctas))
+
+
 def measure(lib_path: str, configs: list[tuple[int, int, int]], names: list[str], runs: int, mhz: float):
+    import torch  # the GPU side only: launch_summary is read without it
+
     lib = TunerLibrary(lib_path)
     if "timeline" not in lib.build_info:
         raise SystemExit(f"{lib_path} is not a timeline build (tuner.build --timeline)")
@@ -115,7 +131,14 @@ def measure(lib_path: str, configs: list[tuple[int, int, int]], names: list[str]
                 "runs": runs,
                 "rel_error": f"{err:.1e}",
             }
-            for key in (*SINCE_START, "slowest_stored", "start_spread_ns"):
+            # which tiles end last, as "row.column" of the grid of tiles: the same few every run
+            # (a position, an SM) or any (noise)
+            tiles_n = math.ceil(n / kern.params["tile_n"])
+            slowest = Counter(launch["slowest_cta"] for launch in launches if "slowest_cta" in launch)
+            row["slowest_tiles"] = " ".join(
+                f"{i // tiles_n}.{i % tiles_n}x{c}" for i, c in slowest.most_common(3)
+            )
+            for key in (*SINCE_START, "stored_p90", "slowest_stored", "start_spread_ns"):
                 values = [launch[key] for launch in launches if key in launch]
                 if len(values) != runs:
                     continue
@@ -141,7 +164,8 @@ def main() -> None:
     ]
     mhz = args.mhz or max_sm_mhz()
     keys = ["m", "n", "k", "kernel", "ctas", "runs", "rel_error"]
-    keys += [f for s in (*SINCE_START, "slowest_stored") for f in (s, f"{s}_us")] + ["start_spread_ns"]
+    keys += [f for s in (*SINCE_START, "stored_p90", "slowest_stored") for f in (s, f"{s}_us")]
+    keys += ["start_spread_ns", "slowest_tiles"]
     print(f"# cycles from each CTA's start (median CTA, median of runs); us at {mhz:.0f} MHz")
     out = csv.DictWriter(sys.stdout, fieldnames=keys)
     out.writeheader()
