@@ -145,3 +145,21 @@ async def test_the_kernel_view_names_the_pick_a_derived_kernel_comes_from() -> N
         text = "\n".join(str(s.render()) for s in pilot.app.screen.query(Static))
     assert f"our library: {entry['kernel_name']}" in text
     assert f"derived from the search's pick {entry['derived_from']}" in text
+
+
+def test_changed_picks_are_the_configs_a_merge_moved() -> None:
+    """Session 35's K = 2048 search merged eight picks into the H200 manifest (call 1's copy);
+    changed_picks names exactly those, and a manifest against itself none."""
+    shipped = mf.load(manifest_path("h200"))
+    merged = mf.load(
+        Path(__file__).resolve().parents[1]
+        / "benchmarks/tuner/h200-2026-11-29-s35/call1/merged_manifest.json"
+    )
+    assert mf.changed_picks(shipped, merged) == [
+        (64, 512, 2048), (128, 256, 2048), (128, 512, 2048), (256, 128, 2048),
+        (256, 256, 2048), (512, 64, 2048), (512, 128, 2048), (1024, 64, 2048),
+    ]  # fmt: skip
+    assert mf.changed_picks(shipped, shipped) == []
+    assert mf.changed_picks({"configs": []}, shipped) == sorted(
+        (e["m"], e["n"], e["k"]) for e in shipped["configs"]
+    )

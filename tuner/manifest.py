@@ -94,6 +94,15 @@ def pick_key(entry: Mapping[str, Any]) -> tuple[str, tuple[tuple[str, int], ...]
     return entry["kernel_name"], tuple(sorted(entry["variant"].items()))
 
 
+def changed_picks(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[tuple[int, int, int]]:
+    """The (M, N, K) whose pick ``after`` does not share with ``before`` (new configs included), in
+    order: the merged picks a grid of ``after`` confirms (benchmarks/tuner/grid_vs_previous.py)."""
+    old = {(e["m"], e["n"], e["k"]): pick_key(e) for e in before["configs"]}
+    return sorted(
+        (e["m"], e["n"], e["k"]) for e in after["configs"] if old.get((e["m"], e["n"], e["k"])) != pick_key(e)
+    )
+
+
 def entry_kernel(entry: Mapping[str, Any], where: str = "manifest entry") -> Any:
     """The kernel config object of an entry (any family), or ManifestError."""
     kernel = entry.get("kernel")

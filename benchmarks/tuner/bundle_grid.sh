@@ -32,18 +32,15 @@ PY
 )
 short=${run:0:8}
 echo "grid run $run of $set_id replaces $old_run"
-python - "$manifest" "$out/merged_picks.json" <<'PY'
-import json, subprocess, sys
-from cuda_l2_explorer.tuner.manifest import pick_key
-path, dest = sys.argv[1], sys.argv[2]
-def picks(text):
-    return {(e["m"], e["n"], e["k"]): pick_key(e) for e in json.loads(text)["configs"]}
-before = picks(subprocess.run(["git", "show", f"HEAD:{path}"], check=True, capture_output=True, text=True).stdout)
-now = picks(open(path).read())
-merged = sorted([list(c) for c in now if before.get(c) != now[c]])
-json.dump(merged, open(dest, "w"))
+git show "HEAD:$manifest" >"$out/manifest_before.json"
+python - "$out/manifest_before.json" "$manifest" "$out/merged_picks.json" <<'PY'
+import json, sys
+from cuda_l2_explorer.tuner import manifest as mf
+merged = mf.changed_picks(mf.load(sys.argv[1]), mf.load(sys.argv[2]))
+json.dump([list(c) for c in merged], open(sys.argv[3], "w"))
 print(f"{len(merged)} picks differ from HEAD's manifest")
 PY
+rm "$out/manifest_before.json"
 python benchmarks/tuner/h200-2026-11-28-s25/fill_evidence.py "$store" "$set_id" "$run" "$manifest"
 logs=()
 for log in "$@"; do logs+=(--search-log "$log"); done
