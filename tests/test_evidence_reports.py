@@ -111,3 +111,20 @@ def test_timeline_summary_of_one_launch():
     assert out["start_spread_ns"] == 40
     rows[2][6] = 0  # a CTA that never stored: no store figures
     assert not {"stored", "slowest_stored", "stored_p90"} & set(summary(rows))
+
+
+def test_ceilings_carry_the_fastest_tiled_movement_over_through_cublas(capsys):
+    """ceiling = best baseline / cuBLAS in the grid x cuBLAS / the fastest tiled row in the floor
+    run; a config with no tiled rows (the session-29 floor CSVs) is left out."""
+    ceilings = _script("benchmarks/tuner/movement_floor/ceilings.py")
+    floor = {
+        (256, 256, 512): {"cublas": 10e-6, "move_u1": 2e-6, "bulk_64x64": 8e-6, "stream_64x64_s1": 5e-6},
+        (512, 512, 512): {"cublas": 10e-6, "move_u1": 2e-6},
+    }
+    measured = {(256, 256, 512): (9e-6, 10e-6, 9.9e-6), (512, 512, 512): (9e-6, 10e-6, 9e-6)}
+    ceilings.tiled_table(floor, measured)
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| tiny")]
+    assert rows == [
+        "| tiny | 1 | 1.800 | 0 | 0.909 | stream_64x64_s1 1 |",
+        "| tiny, K = 512 | 1 | 1.800 | 0 | 0.909 | stream_64x64_s1 1 |",
+    ]

@@ -148,14 +148,15 @@ async def test_the_kernel_view_names_the_pick_a_derived_kernel_comes_from() -> N
 
 
 def test_changed_picks_are_the_configs_a_merge_moved() -> None:
-    """Session 35's K = 2048 search merged eight picks into the H200 manifest (call 1's copy);
-    changed_picks names exactly those, and a manifest against itself none."""
+    """The H200 manifest is session 36 call 2's merge (its copy) plus session 35's eight K = 2048
+    picks (combine_merges.py): changed_picks names exactly those eight, and a manifest against
+    itself none."""
     shipped = mf.load(manifest_path("h200"))
-    merged = mf.load(
+    call2 = mf.load(
         Path(__file__).resolve().parents[1]
-        / "benchmarks/tuner/h200-2026-11-29-s35/call1/merged_manifest.json"
+        / "benchmarks/tuner/h200-2026-11-29-s36/call2/merged_manifest.json"
     )
-    assert mf.changed_picks(shipped, merged) == [
+    assert mf.changed_picks(call2, shipped) == [
         (64, 512, 2048), (128, 256, 2048), (128, 512, 2048), (256, 128, 2048),
         (256, 256, 2048), (512, 64, 2048), (512, 128, 2048), (1024, 64, 2048),
     ]  # fmt: skip

@@ -10,9 +10,11 @@
 # 2. db/bundled rebuilt with the grid in place of OLD_RUN_ID, the set's kernels replaced;
 # 3. the package reinstalled (the CLI and the tests read the installed bundled dataset);
 # 4. the README's generated parts: headline tables and plot, console examples;
-# 5. reports in OUT_DIR: merged_picks.json (the picks HEAD's manifest did not have),
+# 5. reports in OUT_DIR: merged_picks.json (the picks the base manifest did not have),
 #    grid_vs_OLD.txt (grid_vs_previous.py), loss_by_regime_RUN.txt, recommendation_floor_RUN.txt.
 # The prose (README, GRID.md, NOTES) stays for a person; the reports hold its figures.
+# BASE_REF (default HEAD): the commit whose manifest and bundled dataset the grid is compared
+# with, when the merged manifest was committed before the grid ran (session 36).
 set -euo pipefail
 [ $# -ge 4 ] || { sed -n 2,15p "$0"; exit 2; }
 store=$1 gpu=$2 old_run=$3 out=$4
@@ -32,13 +34,14 @@ PY
 )
 short=${run:0:8}
 echo "grid run $run of $set_id replaces $old_run"
-git show "HEAD:$manifest" >"$out/manifest_before.json"
+base=${BASE_REF:-HEAD}
+git show "$base:$manifest" >"$out/manifest_before.json"
 python - "$out/manifest_before.json" "$manifest" "$out/merged_picks.json" <<'PY'
 import json, sys
 from cuda_l2_explorer.tuner import manifest as mf
 merged = mf.changed_picks(mf.load(sys.argv[1]), mf.load(sys.argv[2]))
 json.dump([list(c) for c in merged], open(sys.argv[3], "w"))
-print(f"{len(merged)} picks differ from HEAD's manifest")
+print(f"{len(merged)} picks differ from the base manifest")
 PY
 rm "$out/manifest_before.json"
 python benchmarks/tuner/h200-2026-11-28-s25/fill_evidence.py "$store" "$set_id" "$run" "$manifest"
@@ -49,7 +52,7 @@ python -m cuda_l2_explorer.importer.bundle --base db/bundled --out db/bundled --
 pip install -q --no-deps --force-reinstall . && rm -rf build
 python benchmarks/readme_headline.py
 python benchmarks/readme_examples.py
-python benchmarks/tuner/grid_vs_previous.py HEAD "${old_run:0:8}" . "$short" "$out/merged_picks.json" \
+python benchmarks/tuner/grid_vs_previous.py "$base" "${old_run:0:8}" . "$short" "$out/merged_picks.json" \
   >"$out/grid_vs_${old_run:0:8}.txt"
 python benchmarks/tuner/loss_by_regime.py db/bundled/measurements.parquet --run "$short" --gpu "$gpu" \
   >"$out/loss_by_regime_$short.txt"

@@ -1,7 +1,9 @@
 // What the standalone GPU probes under benchmarks/tuner share (movement_floor, tiny_floor's
 // bulk_bisect): error checks, the rotation of input sets harness 3 times a kernel over, graph
-// replay timing, and the bulk copies (the non-tensor TMA) into shared memory against an mbarrier.
+// replay timing, the bulk copies (the non-tensor TMA) into shared memory against an mbarrier, and
+// tensor copies of 128-byte-swizzled boxes through a 2D tensor map.
 #pragma once
+#include <cuda.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -191,11 +193,23 @@ constexpr uint32_t BULK_PIECE = 16 << 10;  // bytes a bulk copy
 
 __device__ __forceinline__ uint32_t smem_addr(const void* p) { return (uint32_t)__cvta_generic_to_shared(p); }
 
+__device__ __forceinline__ void mbarrier_init(uint32_t bar, uint32_t arrivals) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(arrivals));
+}
+
+__device__ __forceinline__ void mbarrier_arrive_expect_tx(uint32_t bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+
+__device__ __forceinline__ void mbarrier_arrive(uint32_t bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+
 // Initialises the barrier for one arrival (the calling thread's) that expects `bytes`.
 __device__ __forceinline__ void mbarrier_expect(uint32_t bar, uint32_t bytes) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(bar));
+  mbarrier_init(bar, 1);
   asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");  // visible to the copies
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+  mbarrier_arrive_expect_tx(bar, bytes);
 }
 
 __device__ __forceinline__ void bulk_copy(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar) {
@@ -208,12 +222,57 @@ __device__ __forceinline__ void bulk_copy(uint32_t dst, const void* src, uint32_
   }
 }
 
-__device__ __forceinline__ void mbarrier_wait_phase0(uint32_t bar) {
+// Returns once the barrier's phase of the given parity has completed.
+__device__ __forceinline__ void mbarrier_wait(uint32_t bar, uint32_t parity) {
   uint32_t done = 0;
   while (!done)
     asm volatile(
-        "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0;\n selp.u32 %0, 1, 0, p;\n}\n"
+        "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
         : "=r"(done)
-        : "r"(bar)
+        : "r"(bar), "r"(parity)
         : "memory");
+}
+
+__device__ __forceinline__ void mbarrier_wait_phase0(uint32_t bar) { mbarrier_wait(bar, 0); }
+
+// ---- Tensor copies with the 128-byte swizzle ----
+constexpr int BOX_K = 64;  // halfs: one 128-byte swizzle row
+
+__device__ __forceinline__ void tensor_box(uint32_t dst, const CUtensorMap* map, int x, int y, uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
+          dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(bar)
+      : "memory");
+}
+
+using EncodeTiled = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
+                                 const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
+                                 CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+// The driver's cuTensorMapEncodeTiled, through the runtime (no -lcuda).
+inline EncodeTiled tensor_map_encoder() {
+  EncodeTiled encode = nullptr;
+  cudaDriverEntryPointQueryResult found;
+  CK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", reinterpret_cast<void**>(&encode), 12000,
+                                      cudaEnableDefault, &found));
+  if (found != cudaDriverEntryPointSuccess) {
+    fprintf(stderr, "cuTensorMapEncodeTiled not found\n");
+    exit(1);
+  }
+  return encode;
+}
+
+// A tensor map of a rows x k row-major fp16 matrix in boxes of box_rows rows x 64 halfs, swizzled.
+inline CUtensorMap tile_map(EncodeTiled encode, const half* base, int rows, int k, int box_rows = 32) {
+  CUtensorMap map;
+  const cuuint64_t dims[2] = {(cuuint64_t)k, (cuuint64_t)rows}, strides[1] = {(cuuint64_t)k * 2};
+  const cuuint32_t box[2] = {BOX_K, (cuuint32_t)box_rows}, elem[2] = {1, 1};
+  if (encode(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, const_cast<half*>(base), dims, strides, box, elem,
+             CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS) {
+    fprintf(stderr, "cuTensorMapEncodeTiled failed\n");
+    exit(1);
+  }
+  return map;
 }

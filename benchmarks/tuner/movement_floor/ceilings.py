@@ -8,7 +8,10 @@ sets also hold B column-major), so the floor is carried over through cuBLAS's de
 measured in both: ceiling = (best baseline / cuBLAS-nn, in the grid) x (cuBLAS / floor, in the
 floor run). Prints per regime (db.shapes, H200 roofline): configs, the geomean ceiling, how many
 configs have a ceiling under 1.10, ours over the best baseline, and the grid's cuBLAS-nn over the
-floor run's (how much colder the grid's rotation is); then the ten lowest ceilings.
+floor run's (how much colder the grid's rotation is); then the ten lowest ceilings. Where the floor
+run has tiled rows (bulk_TMxTN, one stage; stream_TMxTN_sS, pipelined TMA stages), a second table
+carries the fastest of them over the same way, per regime and, for the tiny regime, per K: the
+ceiling of a kernel that reads a tile's A and B panels (re-reading each N / TN and M / TM times).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from cuda_l2_explorer.db.shapes import REGIMES, Shape, regime
 from cuda_l2_explorer.db.views import BASELINES
 
 MOVES = ("move_u1", "move_u2", "move_u4", "move_u8")
+TILED = ("bulk_", "stream_")  # the tiled movements' row prefixes
 
 
 def floors(path: Path) -> dict[tuple[int, int, int], dict[str, float]]:
@@ -63,9 +67,6 @@ def main(floor_csv: str, measurements: str, run: str) -> None:
         by_regime[regime(Shape(*config), "h200")].append((ceiling, best / ours, nn / d["cublas"]))
         lowest.append((ceiling, config))
 
-    def gm(values: list[float]) -> float:
-        return math.exp(sum(map(math.log, values)) / len(values))
-
     header = (
         "regime (H200)",
         "configs",
@@ -79,10 +80,53 @@ def main(floor_csv: str, measurements: str, run: str) -> None:
         rows = by_regime.get(name)
         if rows:
             print(
-                f"| {name} | {len(rows)} | {gm([r[0] for r in rows]):.3f} | {sum(r[0] < 1.10 for r in rows)} "
-                f"| {gm([r[1] for r in rows]):.3f} | {gm([r[2] for r in rows]):.3f} |"
+                f"| {name} | {len(rows)} | {_gm([r[0] for r in rows]):.3f} "
+                f"| {sum(r[0] < 1.10 for r in rows)} | {_gm([r[1] for r in rows]):.3f} "
+                f"| {_gm([r[2] for r in rows]):.3f} |"
             )
     print("lowest ceilings:", ", ".join(f"{m}x{n}x{k} {c:.3f}" for c, (m, n, k) in sorted(lowest)[:10]))
+    tiled_table(floors(Path(floor_csv)), measured)
+
+
+def tiled_table(floor: dict, measured: dict) -> None:
+    """The ceilings by the fastest tiled movement, per regime and per K of the tiny regime."""
+    groups: dict[str, list[tuple[float, float, str]]] = defaultdict(list)
+    for config, d in floor.items():
+        tiled = {name: t for name, t in d.items() if name.startswith(TILED)}
+        if config not in measured or not tiled:
+            continue
+        best, nn, ours = measured[config]
+        fastest = min(tiled, key=tiled.__getitem__)
+        row = (best / nn * d["cublas"] / tiled[fastest], best / ours, fastest)
+        name = regime(Shape(*config), "h200")
+        groups[name].append(row)
+        if name == "tiny":
+            groups[f"tiny, K = {config[2]}"].append(row)
+    if not groups:
+        return
+    print()
+    print(
+        "| regime (H200) | configs | ceiling by the fastest tiled movement (geomean) | ceiling < 1.10 "
+        "| ours now | fastest rows |"
+    )
+    print("|---|---|---|---|---|---|")
+    order = [r for r in REGIMES if r in groups] + sorted(
+        (g for g in groups if g.startswith("tiny, K")), key=lambda g: int(g.split("= ")[1])
+    )
+    for name in order:
+        rows = groups[name]
+        counts = defaultdict(int)
+        for r in rows:
+            counts[r[2]] += 1
+        common = ", ".join(f"{n} {c}" for n, c in sorted(counts.items(), key=lambda kv: -kv[1])[:3])
+        print(
+            f"| {name} | {len(rows)} | {_gm([r[0] for r in rows]):.3f} | {sum(r[0] < 1.10 for r in rows)} "
+            f"| {_gm([r[1] for r in rows]):.3f} | {common} |"
+        )
+
+
+def _gm(values: list[float]) -> float:
+    return math.exp(sum(map(math.log, values)) / len(values))
 
 
 if __name__ == "__main__":

@@ -18,6 +18,12 @@
 //   tile_TMxTN        the movement of a GEMM tiled TM x TN (tile_move below): 16-byte loads
 //                     through L1, TILE_LOADS in flight a thread;
 //   bulk_TMxTN        the same tile's bytes by bulk copies into shared memory (bulk_tile_move);
+//   stream_TMxTN_sS   the movement of a pipelined TMA tile kernel (the wgmma family's pipeline
+//                     without its MMAs, stream_tile below): one CTA a TM x TN tile and a 1/S share
+//                     of K; 64-k boxes of A and B by tensor copies through a ring of stages behind
+//                     full/empty barriers, three warps taking each stage (one chunk a thread) and
+//                     releasing it; split 0 writes the tile of C (the splits' reduction left out:
+//                     a lower bound for split-K);
 //   move_pdl_uU, empty_pdl   move_uU and the empty kernel launched as programmatic dependents
 //                     (PDL: griddepcontrol.wait before any memory access), back to back;
 //   cublas+move_u1, cublas+move_pdl_u1   each call cuBLAS then the move, without and with PDL:
@@ -127,6 +133,85 @@ __global__ void __launch_bounds__(TILE_THREADS) bulk_tile_move(const uint4* __re
     c[(m0 + i / cc) * (n / 8) + n0 / 8 + i % cc] = fold(x, make_uint4((unsigned)i, 0, 0, 0));
 }
 
+// The movement of a pipelined TMA tile kernel, for the mid-size configs where one stage cannot
+// hold a tile's K (bulk_tile_move's limit): warp 0's first lane streams the CTA's share of K in
+// 64-k boxes of A (TM rows) and B (TN rows, the buffer read as N x K) through STAGES stages, each
+// behind a full barrier (the copies' bytes) and an empty one (the three consumer warps' release);
+// every consumer thread folds one chunk of each stage it takes, so nothing is released unread.
+// Then split 0 writes its tile of C from the folds. Stages of (TM + TN) x 128 bytes, 1024-aligned
+// (the 128-byte swizzle's atom).
+constexpr int STREAM_THREADS = 128;
+constexpr int STREAM_CONSUMER_WARPS = STREAM_THREADS / 32 - 1;
+constexpr int STREAM_SMEM = 192 << 10;
+
+__host__ __device__ constexpr int stream_stages(int tm, int tn) {
+  return STREAM_SMEM / ((tm + tn) * BOX_K * 2) < 8 ? STREAM_SMEM / ((tm + tn) * BOX_K * 2) : 8;
+}
+
+template <int TM, int TN>
+__global__ void __launch_bounds__(STREAM_THREADS) stream_tile(const __grid_constant__ CUtensorMap map_a,
+                                                         const __grid_constant__ CUtensorMap map_b,
+                                                         uint4* __restrict__ c, int n, int k_share) {
+  constexpr int kStages = stream_stages(TM, TN);
+  constexpr uint32_t kBytesA = TM * BOX_K * 2, kStageBytes = (TM + TN) * BOX_K * 2;
+  extern __shared__ __align__(1024) unsigned char stages[];
+  __shared__ __align__(8) uint64_t full[kStages], empty[kStages];
+  const int m0 = blockIdx.y * TM, n0 = blockIdx.x * TN, k0 = blockIdx.z * k_share, boxes = k_share / BOX_K;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      mbarrier_init(smem_addr(&full[s]), 1);
+      mbarrier_init(smem_addr(&empty[s]), STREAM_CONSUMER_WARPS);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+  uint4 x = make_uint4(0, 0, 0, 0);
+  if (warp == 0) {
+    if (lane == 0)
+      for (int i = 0; i < boxes; ++i) {
+        const int s = i % kStages;
+        if (i >= kStages) mbarrier_wait(smem_addr(&empty[s]), (i / kStages - 1) & 1);
+        const uint32_t bar = smem_addr(&full[s]), dst = smem_addr(stages + s * kStageBytes);
+        mbarrier_arrive_expect_tx(bar, kStageBytes);
+        tensor_box(dst, &map_a, k0 + i * BOX_K, m0, bar);
+        tensor_box(dst + kBytesA, &map_b, k0 + i * BOX_K, n0, bar);
+      }
+  } else {
+    for (int i = 0; i < boxes; ++i) {
+      const int s = i % kStages;
+      mbarrier_wait(smem_addr(&full[s]), (i / kStages) & 1);
+      x = fold(x, reinterpret_cast<const uint4*>(stages + s * kStageBytes)[threadIdx.x - 32]);
+      __syncwarp();
+      if (lane == 0) mbarrier_arrive(smem_addr(&empty[s]));
+    }
+  }
+  if (blockIdx.z != 0) return;
+  __syncthreads();  // every fold is done before any of the tile's C is written
+  constexpr int cc = TN / 8;
+  for (int i = threadIdx.x; i < TM * cc; i += STREAM_THREADS)
+    c[(size_t)(m0 + i / cc) * (n / 8) + n0 / 8 + i % cc] = fold(x, make_uint4((unsigned)i, 0, 0, 0));
+}
+
+// The stream tiles and splits measured; a config takes those that divide it (K a multiple of
+// 64 x splits).
+constexpr int STREAM_TILES[][2] = {{64, 64}, {64, 128}, {128, 64}, {128, 128}, {128, 256}, {256, 128}};
+constexpr int STREAM_SPLITS[] = {1, 2, 4};
+using StreamKernel = void (*)(CUtensorMap, CUtensorMap, uint4*, int, int);
+
+inline StreamKernel stream_kernel(int tm, int tn) {
+  if (tm == 64 && tn == 64) return stream_tile<64, 64>;
+  if (tm == 64 && tn == 128) return stream_tile<64, 128>;
+  if (tm == 128 && tn == 64) return stream_tile<128, 64>;
+  if (tm == 128 && tn == 128) return stream_tile<128, 128>;
+  if (tm == 128 && tn == 256) return stream_tile<128, 256>;
+  if (tm == 256 && tn == 128) return stream_tile<256, 128>;
+  fprintf(stderr, "no stream tile %dx%d\n", tm, tn);
+  exit(1);
+}
+
+inline int stream_smem(int tm, int tn) { return stream_stages(tm, tn) * (tm + tn) * BOX_K * 2; }
+
 __global__ void empty_kernel(const uint4*, size_t, const uint4*, size_t, uint4*, size_t, unsigned*) {}
 __global__ void empty_pdl(const uint4*, size_t, const uint4*, size_t, uint4*, size_t, unsigned*) {
   asm volatile("griddepcontrol.wait;\n" ::: "memory");
@@ -142,6 +227,10 @@ int main(int argc, char** argv) {
   const Device dev = describe_device();
   const int sms = dev.sms;
   CK(cudaFuncSetAttribute(bulk_tile_move, cudaFuncAttributeMaxDynamicSharedMemorySize, BULK_SMEM));
+  for (const auto& t : STREAM_TILES)
+    CK(cudaFuncSetAttribute(stream_kernel(t[0], t[1]), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                            stream_smem(t[0], t[1])));
+  const EncodeTiled encode = tensor_map_encoder();
   cudaStream_t st;
   CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
   cublasHandle_t handle;
@@ -169,6 +258,7 @@ int main(int argc, char** argv) {
                                   // does not trigger its dependents early, as in a model
       bool moves = true;          // writes every chunk of C (checked)
       bool bulk = false;          // a tiled movement by bulk copies (bulk_tile_move)
+      int splits = 0;             // > 0: a stream tile (stream_tile) over that many shares of K
     };
     std::vector<Impl> impls = {{"move_u1", move<1>, grid_for(1)},  {"move_u2", move<2>, grid_for(2)},
                                {"move_u4", move<4>, grid_for(4)},  {"move_u8", move<8>, grid_for(8)},
@@ -192,6 +282,27 @@ int main(int argc, char** argv) {
           impls.back().bulk = true;
         }
       }
+    for (const auto& t : STREAM_TILES)
+      for (int splits : STREAM_SPLITS)
+        if (cf.m % t[0] == 0 && cf.n % t[1] == 0 && cf.k % (BOX_K * splits) == 0) {
+          const int ctas = (cf.m / t[0]) * (cf.n / t[1]) * splits;
+          impls.push_back({"stream_" + std::to_string(t[0]) + "x" + std::to_string(t[1]) + "_s" + std::to_string(splits),
+                           nullptr, ctas, t[0], t[1]});
+          impls.back().splits = splits;
+        }
+    // One pair of tensor maps a set and stream tile shape (box rows = the tile's rows).
+    std::vector<CUtensorMap> stream_maps;  // [set][tile][A, B]
+    const size_t tiles = sizeof(STREAM_TILES) / sizeof(STREAM_TILES[0]);
+    for (int set = 0; set < p.sets; ++set)
+      for (const auto& t : STREAM_TILES) {
+        stream_maps.push_back(tile_map(encode, p.a(set), cf.m, cf.k, t[0]));
+        stream_maps.push_back(tile_map(encode, p.b(set), cf.n, cf.k, t[1]));
+      }
+    auto stream_map = [&](int set, int tm, int tn, int which) -> const CUtensorMap& {
+      size_t t = 0;
+      while (STREAM_TILES[t][0] != tm || STREAM_TILES[t][1] != tn) ++t;
+      return stream_maps[(set * tiles + t) * 2 + which];
+    };
     for (bool pdl : {false, true}) {
       impls.push_back({pdl ? "cublas+move_pdl_u1" : "cublas+move_u1", pdl ? move<1, true> : move<1>, grid_for(1)});
       impls.back().pdl = pdl;
@@ -217,6 +328,11 @@ int main(int argc, char** argv) {
         lc.attrs = &pdl_attr;
         lc.numAttrs = im.pdl ? 1 : 0;
         CK(cudaLaunchKernelEx(&lc, im.kernel, p.a<uint4>(s), n_a, p.b<uint4>(s), n_b, p.c<uint4>(s), n_c, chk));
+      } else if (im.splits) {
+        const dim3 grid(cf.n / im.tile_n, cf.m / im.tile_m, im.splits);
+        stream_kernel(im.tile_m, im.tile_n)<<<grid, STREAM_THREADS, stream_smem(im.tile_m, im.tile_n), st>>>(
+            stream_map(s, im.tile_m, im.tile_n, 0), stream_map(s, im.tile_m, im.tile_n, 1), p.c<uint4>(s), cf.n,
+            cf.k / im.splits);
       } else if (im.tile_m) {
         const dim3 grid(cf.n / im.tile_n, cf.m / im.tile_m);
         if (im.bulk)

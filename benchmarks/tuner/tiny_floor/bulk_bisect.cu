@@ -156,17 +156,7 @@ __global__ void __launch_bounds__(64 * WN) mma_tile(const half* a, const half* b
   }
 }
 
-// ---- Tensor copies with the 128-byte swizzle ----
-constexpr int BOX_K = 64;  // halfs: one 128-byte swizzle row
-
-__device__ __forceinline__ void tensor_box(uint32_t dst, const CUtensorMap* map, int x, int y, uint32_t bar) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
-          dst),
-      "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(bar)
-      : "memory");
-}
-
+// ---- Tensor copies with the 128-byte swizzle (tensor_box, BOX_K: probe_common.cuh) ----
 // A 3D box of a map whose first dimension is a 64-half k slab (tile_map3d: y a row, z a slab;
 // tile_map_pitched: y a slab, z a row), from the slab's start.
 __device__ __forceinline__ void tensor_box3d(uint32_t dst, const CUtensorMap* map, int y, int z, uint32_t bar) {
@@ -346,24 +336,6 @@ __global__ void __launch_bounds__(64 * KSPLIT) swz_box_tile(const __grid_constan
   }
 }
 
-// A tensor map of a rows x k row-major fp16 matrix in boxes of 32 rows x 64 halfs, swizzled.
-using EncodeTiled = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
-                                 const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
-                                 CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-
-static CUtensorMap tile_map(EncodeTiled encode, const half* base, int rows, int k) {
-  CUtensorMap map;
-  const cuuint64_t dims[2] = {(cuuint64_t)k, (cuuint64_t)rows}, strides[1] = {(cuuint64_t)k * 2};
-  const cuuint32_t box[2] = {BOX_K, 32}, elem[2] = {1, 1};
-  if (encode(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, const_cast<half*>(base), dims, strides, box, elem,
-             CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
-             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS) {
-    fprintf(stderr, "cuTensorMapEncodeTiled failed\n");
-    exit(1);
-  }
-  return map;
-}
-
 // The same matrix as 64-half k slabs, (k within a slab, row, slab), boxes of 64 x 32 rows x `slabs`:
 // a box lands slab after slab, each as tile_map's 2D box would (row strides k * 2 bytes, slab
 // strides 128). False where the encoder refuses the map (strides not increasing).
@@ -437,11 +409,7 @@ int main(int argc, char** argv) {
   CK(cudaFuncSetAttribute(swz_box_tile<1, false, kPitched>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxPitched));
   CK(cudaFuncSetAttribute(swz_box_tile<1, true, kPitched>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxPitched));
   CK(cudaFuncSetAttribute(swz_box_tile<4, true, kPitched>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxPitched));
-  EncodeTiled encode = nullptr;
-  cudaDriverEntryPointQueryResult found;
-  CK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", reinterpret_cast<void**>(&encode), 12000,
-                                      cudaEnableDefault, &found));
-  if (found != cudaDriverEntryPointSuccess) return 1;
+  const EncodeTiled encode = tensor_map_encoder();
   cudaStream_t st;
   CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
   cublasHandle_t handle;
