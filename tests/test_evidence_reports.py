@@ -128,3 +128,18 @@ def test_ceilings_carry_the_fastest_tiled_movement_over_through_cublas(capsys):
         "| tiny | 1 | 1.800 | 0 | 0.909 | stream_64x64_s1 1 |",
         "| tiny, K = 512 | 1 | 1.800 | 0 | 0.909 | stream_64x64_s1 1 |",
     ]
+
+
+def test_grid_bound_takes_every_measured_ceiling_of_a_config():
+    """A large config from K = 1024 up is bound by the best baseline's tensor-pipe occupancy; a
+    config with floor rows by its movement and its fastest tiling, carried over through cuBLAS."""
+    bound = _script("benchmarks/tuner/movement_floor/grid_bound.py")
+    large = bound.config_bounds((12288, 12288, 2048), 600e-6, 610e-6, [])
+    assert set(large) == {"analytic", "tensor busy"}
+    assert large["tensor busy"] == pytest.approx(1 / 0.982)
+    rows = {"cublas": 10e-6, "move_u1": 2e-6, "move_u4": 4e-6, "bulk_64x64": 8e-6, "stream_64x64_s2": 5e-6}
+    second = {"cublas": 10e-6, "stream_32x32_s1": 4e-6}
+    tiny = bound.config_bounds((256, 256, 512), 9e-6, 10e-6, [rows, second])
+    assert tiny["movement"] == pytest.approx(9 / 10 * 10 / 2)
+    assert tiny["tiled movement"] == pytest.approx(9 / 10 * 10 / 4)  # the faster of the two runs
+    assert bound.config_bounds((256, 256, 512), 9e-6, None, [rows]).keys() == {"analytic"}

@@ -1,0 +1,114 @@
+"""The best grid any kernel library could reach by the bounds measured on this hardware (issue 15:
+whether the 1.10 target over the best baseline is reachable at all, and where it is not).
+
+    python benchmarks/tuner/movement_floor/grid_bound.py MEASUREMENTS RUN_PREFIX FLOOR_CSV...
+
+Per config of a bundled grid (device time, best of the seven baselines), the ceiling of our
+speedup is the lowest of:
+- the analytic bound (h200-2026-11-28-s28/regime_ceilings.py: bytes at the measured copy rate,
+  the empty kernel's launch floor, 2MNK at the tensor peak at the highest clock);
+- the movement floor (the fastest move_u* row of a FLOOR_CSV: every byte moved once, no math),
+  carried over through cuBLAS as ceilings.py does;
+- the tiled movement (the fastest bulk_* or stream_* row: a tiling's panels read, no math), over
+  the tilings measured only: another tiling could move less;
+- for the large regime from K = 1024 up, 1 / 0.982: the best baseline's tensor pipe was busy
+  98.2% of the cycles at 12288x12288x2048 (h200-2026-11-28-s28/call3/ncu3), so at the same clock
+  no kernel takes more than 1.8% fewer (one config measured, applied to its neighbours).
+Printed per regime: configs, ours now, the geomean ceiling, configs whose ceiling is under 1.10,
+and which bound was the lowest how often; then the whole grid's geomean if every config reached its
+ceiling, the most any library could show on this grid by these measurements.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections import Counter, defaultdict
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE), str(HERE.parent), str(HERE.parent / "h200-2026-11-28-s28")]
+from ceilings import MOVES, TILED, floors  # noqa: E402
+from cuda_l2_explorer.db.shapes import REGIMES, Shape, regime  # noqa: E402
+from loss_by_regime import grid_times  # noqa: E402
+from regime_ceilings import ceiling_seconds  # noqa: E402
+
+LARGE_TENSOR_BUSY = 0.982  # nvjet's tensor pipe at 12288x12288x2048 (session 28, ncu)
+TARGET = 1.10
+
+
+def nn_times(path: Path, run: str) -> dict[tuple[int, int, int], float]:
+    """cuBLAS-nn's device time per config of the run (the carry-over's anchor)."""
+    import duckdb
+
+    rows = (
+        duckdb.connect()
+        .execute(
+            "SELECT m, n, k, min(median) FROM read_parquet(?) WHERE metric = 'device_time' AND status = 'ok' "
+            "AND NOT padded AND implementation = 'cuBLAS-nn' AND starts_with(run_id, ?) GROUP BY ALL",
+            [str(path), run],
+        )
+        .fetchall()
+    )
+    return {(m, n, k): t for m, n, k, t in rows}
+
+
+def config_bounds(
+    config: tuple[int, int, int], best: float, nn: float | None, floor_rows: list[dict[str, float]]
+) -> dict[str, float]:
+    """Every ceiling that applies to the config, by name (the lowest is its ceiling)."""
+    shape = Shape(*config)
+    bounds = {"analytic": best / ceiling_seconds(shape)}
+    if regime(shape, "h200") == "large" and config[2] >= 1024:
+        bounds["tensor busy"] = 1 / LARGE_TENSOR_BUSY
+    for rows in floor_rows:
+        if nn is None or "cublas" not in rows:
+            continue
+        carry = best / nn * rows["cublas"]
+        moves = [rows[m] for m in MOVES if m in rows]
+        tiled = [t for name, t in rows.items() if name.startswith(TILED)]
+        # Across floor runs the fastest movement counts (a bound must hold for every kernel).
+        if moves:
+            bounds["movement"] = max(bounds.get("movement", 0.0), carry / min(moves))
+        if tiled:
+            bounds["tiled movement"] = max(bounds.get("tiled movement", 0.0), carry / min(tiled))
+    return bounds
+
+
+def main(measurements: str, run: str, *floor_csvs: str) -> None:
+    times = grid_times(Path(measurements), run)
+    nn = nn_times(Path(measurements), run)
+    floor_by_csv = [floors(Path(p)) for p in floor_csvs]
+    per_regime: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    lowest: dict[str, Counter] = defaultdict(Counter)
+    for config, (best, ours) in times.items():
+        bounds = config_bounds(config, best, nn.get(config), [f[config] for f in floor_by_csv if config in f])
+        name = min(bounds, key=bounds.__getitem__)
+        r = regime(Shape(*config), "h200")
+        per_regime[r].append((bounds[name], best / ours))
+        lowest[r][name] += 1
+    print("| regime (H200) | configs | ours now | ceiling (geomean) | ceiling < 1.10 | lowest bound |")
+    print("|---|---|---|---|---|---|")
+    everything = []
+    for r in REGIMES:
+        rows = per_regime.get(r)
+        if not rows:
+            continue
+        everything += rows
+        which = ", ".join(f"{n} {c}" for n, c in lowest[r].most_common())
+        print(
+            f"| {r} | {len(rows)} | {_gm([o for _, o in rows]):.3f} | {_gm([c for c, _ in rows]):.3f} "
+            f"| {sum(c < TARGET for c, _ in rows)} | {which} |"
+        )
+    print(
+        f"\nall {len(everything)} configs: ours {_gm([o for _, o in everything]):.3f}; every config at its "
+        f"ceiling {_gm([c for c, _ in everything]):.3f} (the target: {TARGET})"
+    )
+
+
+def _gm(values: list[float]) -> float:
+    return math.exp(sum(map(math.log, values)) / len(values))
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:])
