@@ -143,3 +143,21 @@ def test_grid_bound_takes_every_measured_ceiling_of_a_config():
     assert tiny["movement"] == pytest.approx(9 / 10 * 10 / 2)
     assert tiny["tiled movement"] == pytest.approx(9 / 10 * 10 / 4)  # the faster of the two runs
     assert bound.config_bounds((256, 256, 512), 9e-6, None, [rows]).keys() == {"analytic"}
+
+
+def test_pick_vs_movement_finds_the_row_of_the_picks_own_tiling():
+    """A split-K pick's row names its splits, a data-parallel pick's one split; ours and the best
+    baseline are set against that row in grid time (cuBLAS-nn over the floor run's cuBLAS)."""
+    pvm = _script("benchmarks/tuner/movement_floor/pick_vs_movement.py")
+    split = {"kernel": {"tile_m": 64, "tile_n": 64}, "variant": {"decomposition": 2, "splits": 8}}
+    plain = {"kernel": {"tile_m": 128, "tile_n": 96}, "variant": {"decomposition": 0, "splits": 3}}
+    assert (pvm.stream_row(split), pvm.stream_row(plain)) == ("stream_64x64_s8", "stream_128x96_s1")
+    floor = {(512, 512, 2048): {"cublas": 8e-6, "stream_64x64_s8": 4e-6, "stream_128x128_s4": 2e-6}}
+    measured = {(512, 512, 2048): (9e-6, 10e-6, 7.5e-6)}  # best, cuBLAS-nn, ours
+    [(config, over_own, own_over_fastest, best_over_own)] = pvm.compare(
+        {(512, 512, 2048): "stream_64x64_s8", (64, 64, 64): "stream_64x64_s1"}, floor, measured
+    )
+    assert config == (512, 512, 2048)
+    assert over_own == pytest.approx(7.5 / 5)  # the row in grid time: 4 us x 10 / 8
+    assert own_over_fastest == pytest.approx(2.0)
+    assert best_over_own == pytest.approx(9 / 5)

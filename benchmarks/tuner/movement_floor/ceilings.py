@@ -80,9 +80,9 @@ def main(floor_csv: str, measurements: str, run: str) -> None:
         rows = by_regime.get(name)
         if rows:
             print(
-                f"| {name} | {len(rows)} | {_gm([r[0] for r in rows]):.3f} "
-                f"| {sum(r[0] < 1.10 for r in rows)} | {_gm([r[1] for r in rows]):.3f} "
-                f"| {_gm([r[2] for r in rows]):.3f} |"
+                f"| {name} | {len(rows)} | {gm([r[0] for r in rows]):.3f} "
+                f"| {sum(r[0] < 1.10 for r in rows)} | {gm([r[1] for r in rows]):.3f} "
+                f"| {gm([r[2] for r in rows]):.3f} |"
             )
     print("lowest ceilings:", ", ".join(f"{m}x{n}x{k} {c:.3f}" for c, (m, n, k) in sorted(lowest)[:10]))
     tiled_table(floors(Path(floor_csv)), measured)
@@ -120,12 +120,12 @@ def tiled_table(floor: dict, measured: dict) -> None:
             counts[r[2]] += 1
         common = ", ".join(f"{n} {c}" for n, c in sorted(counts.items(), key=lambda kv: -kv[1])[:3])
         print(
-            f"| {name} | {len(rows)} | {_gm([r[0] for r in rows]):.3f} | {sum(r[0] < 1.10 for r in rows)} "
-            f"| {_gm([r[1] for r in rows]):.3f} | {common} |"
+            f"| {name} | {len(rows)} | {gm([r[0] for r in rows]):.3f} | {sum(r[0] < 1.10 for r in rows)} "
+            f"| {gm([r[1] for r in rows]):.3f} | {common} |"
         )
 
 
-def _gm(values: list[float]) -> float:
+def gm(values: list[float]) -> float:
     return math.exp(sum(map(math.log, values)) / len(values))
 
 

@@ -21,14 +21,13 @@ ceiling, the most any library could show on this grid by these measurements.
 
 from __future__ import annotations
 
-import math
 import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent), str(HERE.parent / "h200-2026-11-28-s28")]
-from ceilings import MOVES, TILED, floors  # noqa: E402
+from ceilings import MOVES, TILED, floors, gm  # noqa: E402
 from cuda_l2_explorer.db.shapes import REGIMES, Shape, regime  # noqa: E402
 from loss_by_regime import grid_times  # noqa: E402
 from regime_ceilings import ceiling_seconds  # noqa: E402
@@ -97,17 +96,13 @@ def main(measurements: str, run: str, *floor_csvs: str) -> None:
         everything += rows
         which = ", ".join(f"{n} {c}" for n, c in lowest[r].most_common())
         print(
-            f"| {r} | {len(rows)} | {_gm([o for _, o in rows]):.3f} | {_gm([c for c, _ in rows]):.3f} "
+            f"| {r} | {len(rows)} | {gm([o for _, o in rows]):.3f} | {gm([c for c, _ in rows]):.3f} "
             f"| {sum(c < TARGET for c, _ in rows)} | {which} |"
         )
     print(
-        f"\nall {len(everything)} configs: ours {_gm([o for _, o in everything]):.3f}; every config at its "
-        f"ceiling {_gm([c for c, _ in everything]):.3f} (the target: {TARGET})"
+        f"\nall {len(everything)} configs: ours {gm([o for _, o in everything]):.3f}; every config at its "
+        f"ceiling {gm([c for c, _ in everything]):.3f} (the target: {TARGET})"
     )
-
-
-def _gm(values: list[float]) -> float:
-    return math.exp(sum(map(math.log, values)) / len(values))
 
 
 if __name__ == "__main__":

@@ -195,13 +195,19 @@ __global__ void __launch_bounds__(STREAM_THREADS) stream_tile(const __grid_const
 
 // The stream tiles and splits measured; a config takes those that divide it (K a multiple of
 // 64 x splits).
-constexpr int STREAM_TILES[][2] = {{64, 64}, {64, 128}, {128, 64}, {128, 128}, {128, 256}, {256, 128}};
-constexpr int STREAM_SPLITS[] = {1, 2, 4};
+// The tiles of our picks at the tiny regime's mid-size configs (the wgmma family's 64x64, 64x96,
+// 64x128, 128x64, its splits up to 16; CUTLASS's 64x128, 128x96, 128x128, 64x256) and larger ones.
+constexpr int STREAM_TILES[][2] = {{64, 64},   {64, 96},   {64, 128},  {128, 64}, {128, 96},
+                                   {128, 128}, {64, 256},  {128, 256}, {256, 128}};
+constexpr int STREAM_SPLITS[] = {1, 2, 4, 8, 16};
 using StreamKernel = void (*)(CUtensorMap, CUtensorMap, uint4*, int, int);
 
 inline StreamKernel stream_kernel(int tm, int tn) {
   if (tm == 64 && tn == 64) return stream_tile<64, 64>;
+  if (tm == 64 && tn == 96) return stream_tile<64, 96>;
   if (tm == 64 && tn == 128) return stream_tile<64, 128>;
+  if (tm == 128 && tn == 96) return stream_tile<128, 96>;
+  if (tm == 64 && tn == 256) return stream_tile<64, 256>;
   if (tm == 128 && tn == 64) return stream_tile<128, 64>;
   if (tm == 128 && tn == 128) return stream_tile<128, 128>;
   if (tm == 128 && tn == 256) return stream_tile<128, 256>;
@@ -290,14 +296,16 @@ int main(int argc, char** argv) {
                            nullptr, ctas, t[0], t[1]});
           impls.back().splits = splits;
         }
-    // One pair of tensor maps a set and stream tile shape (box rows = the tile's rows).
-    std::vector<CUtensorMap> stream_maps;  // [set][tile][A, B]
+    // One pair of tensor maps a set and stream tile shape this config takes (box rows = the
+    // tile's rows); the other tiles' entries stay unencoded.
     const size_t tiles = sizeof(STREAM_TILES) / sizeof(STREAM_TILES[0]);
-    for (int set = 0; set < p.sets; ++set)
-      for (const auto& t : STREAM_TILES) {
-        stream_maps.push_back(tile_map(encode, p.a(set), cf.m, cf.k, t[0]));
-        stream_maps.push_back(tile_map(encode, p.b(set), cf.n, cf.k, t[1]));
-      }
+    std::vector<CUtensorMap> stream_maps(p.sets * tiles * 2);  // [set][tile][A, B]
+    for (size_t t = 0; t < tiles; ++t)
+      if (cf.m % STREAM_TILES[t][0] == 0 && cf.n % STREAM_TILES[t][1] == 0 && cf.k % BOX_K == 0)
+        for (int set = 0; set < p.sets; ++set) {
+          stream_maps[(set * tiles + t) * 2] = tile_map(encode, p.a(set), cf.m, cf.k, STREAM_TILES[t][0]);
+          stream_maps[(set * tiles + t) * 2 + 1] = tile_map(encode, p.b(set), cf.n, cf.k, STREAM_TILES[t][1]);
+        }
     auto stream_map = [&](int set, int tm, int tn, int which) -> const CUtensorMap& {
       size_t t = 0;
       while (STREAM_TILES[t][0] != tm || STREAM_TILES[t][1] != tn) ++t;
