@@ -138,8 +138,7 @@ __global__ void __launch_bounds__(TILE_THREADS) bulk_tile_move(const uint4* __re
 // 64-k boxes of A (TM rows) and B (TN rows, the buffer read as N x K) through STAGES stages, each
 // behind a full barrier (the copies' bytes) and an empty one (the three consumer warps' release);
 // every consumer thread folds one chunk of each stage it takes, so nothing is released unread.
-// Then split 0 writes its tile of C from the folds. Stages of (TM + TN) x 128 bytes, 1024-aligned
-// (the 128-byte swizzle's atom).
+// Then split 0 writes its tile of C from the folds. Stages of (TM + TN) x 128 bytes.
 constexpr int STREAM_THREADS = 128;
 constexpr int STREAM_CONSUMER_WARPS = STREAM_THREADS / 32 - 1;
 constexpr int STREAM_SMEM = 192 << 10;
@@ -154,8 +153,11 @@ __global__ void __launch_bounds__(STREAM_THREADS) stream_tile(const __grid_const
                                                          uint4* __restrict__ c, int n, int k_share) {
   constexpr int kStages = stream_stages(TM, TN);
   constexpr uint32_t kBytesA = TM * BOX_K * 2, kStageBytes = (TM + TN) * BOX_K * 2;
-  extern __shared__ __align__(1024) unsigned char stages[];
+  extern __shared__ __align__(128) unsigned char dynamic_smem[];
   __shared__ __align__(8) uint64_t full[kStages], empty[kStages];
+  // The 128-byte swizzle's atom is 1024 bytes: the stages start at the next 1024-byte boundary
+  // (stream_smem asks for 1024 more).
+  unsigned char* const stages = dynamic_smem + ((1024 - (smem_addr(dynamic_smem) & 1023)) & 1023);
   const int m0 = blockIdx.y * TM, n0 = blockIdx.x * TN, k0 = blockIdx.z * k_share, boxes = k_share / BOX_K;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   if (threadIdx.x == 0) {
@@ -216,7 +218,7 @@ inline StreamKernel stream_kernel(int tm, int tn) {
   exit(1);
 }
 
-inline int stream_smem(int tm, int tn) { return stream_stages(tm, tn) * (tm + tn) * BOX_K * 2; }
+inline int stream_smem(int tm, int tn) { return stream_stages(tm, tn) * (tm + tn) * BOX_K * 2 + 1024; }
 
 __global__ void empty_kernel(const uint4*, size_t, const uint4*, size_t, uint4*, size_t, unsigned*) {}
 __global__ void empty_pdl(const uint4*, size_t, const uint4*, size_t, uint4*, size_t, unsigned*) {
