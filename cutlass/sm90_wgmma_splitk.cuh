@@ -40,6 +40,8 @@
 
 ${api_macro}
 
+${timeline}
+
 namespace {
 ${status_enum}
 }  // namespace
@@ -241,6 +243,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
   using FullBarrier = cutlass::arch::ClusterTransactionBarrier;
   using EmptyBarrier = cutlass::arch::ClusterBarrier;
   extern __shared__ __align__(128) unsigned char smem_raw[];
+  L2X_STAMP(kStampStart);
   auto& shared = *reinterpret_cast<WgStorage<S>*>(smem_raw);
   Tensor sA = make_tensor(make_smem_ptr(shared.a.data()), typename S::SmemLayoutA{});
   Tensor sB = make_tensor(make_smem_ptr(shared.b.data()), typename S::SmemLayoutB{});
@@ -299,6 +302,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
           copy(tma_a.with(shared.full[stage]), tAgA(_, _, _, kt_begin + i), tAsA(_, _, _, stage));
         }
         copy(tma_b.with(shared.full[stage]), tBgB(_, _, _, kt_begin + i), tBsB(_, _, _, stage));
+        if (i == (kt_count < S::kStages ? kt_count : S::kStages) - 1) L2X_STAMP(kStampIssued);  // every stage's first copies
       }
     }
   } else {  // the consumer warpgroups
@@ -309,6 +313,8 @@ __global__ void __launch_bounds__(S::kThreads, 1)
     for (int i = 0; i < kt_count; ++i) {
       const int stage = i % S::kStages;
       FullBarrier::wait(&shared.full[stage], (i / S::kStages) & 1);
+      if (i == 0) L2X_STAMP_BY(128, kStampFirstLanded);
+      if (i == kt_count - 1) L2X_STAMP_BY(128, kStampLastLanded);
       warpgroup_fence_operand(accum);
       warpgroup_arrive();
       gemm(tiled_mma, tCrA(_, _, _, stage), tCrB(_, _, _, stage), accum);
@@ -330,6 +336,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
     }
     warpgroup_wait<0>();
     warpgroup_fence_operand(accum);
+    L2X_STAMP_BY(128, kStampMmaDone);
   }
 
   // Each accumulator's (row, column) in the tile, from the MMA's own partition. A wgmma
@@ -347,6 +354,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
     if constexpr (S::kReduceSliced) {
       const int tiles = int(gridDim.x * gridDim.y), tile = n_blk + int(gridDim.x) * m_blk;
       reduce_sliced<S, kQuads>(accum, workspace, tiles, tile, split, splits, tid, C, M, N, m0, n0);
+      L2X_STAMP_BY(128, kStampStored);  // this split's slice of C
       return;
     } else if constexpr (S::kReduceGlobal) {
       const int tiles = int(gridDim.x * gridDim.y), tile = n_blk + int(gridDim.x) * m_blk;
@@ -372,6 +380,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
           store_quad(q, cluster_sum<kMaxSplits / kMc>(mine, splits, pair, kMc));
         }
       }
+      L2X_STAMP_BY(128, kStampStored);  // this rank's share of C
       cluster_sync();  // peers may read this CTA's partial until here
       return;
     }
@@ -393,6 +402,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
     }
   }
   __syncthreads();
+  L2X_STAMP(kStampMet);  // C staged in shared memory
   constexpr int kChunksN = S::kBN / 8;  // N % 8 == 0: a chunk that starts inside C ends inside it
   for (int c = tid; c < S::kBM * kChunksN; c += S::kThreads) {
     const int row = c / kChunksN, col = (c % kChunksN) * 8;
@@ -400,6 +410,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
       *reinterpret_cast<uint4*>(C + (size_t)(m0 + row) * N + n0 + col) =
           *reinterpret_cast<const uint4*>(sC + row * kLdC<S> + col);
   }
+  L2X_STAMP(kStampStored);  // thread 0's share of C (the others' within a few of its stores)
   if constexpr (kMc > 1) cluster_sync();  // the peer may still arrive on this CTA's barriers
 }
 

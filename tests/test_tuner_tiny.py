@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from config_strategies import FIELD_VALUES
+from cuda_l2_explorer.importer.harness.build import CutlassInfo
 from cuda_l2_explorer.tuner import build, emit, families, tiny
 from cuda_l2_explorer.tuner.catalog import ConfigError, KernelConfig, first_catalog
 from cuda_l2_explorer.tuner.config import SMEM_BYTES_SM90
@@ -23,7 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 # Update deliberately when the template changes (and re-run the GPU correctness test).
-GOLDEN_TINY_TU_SHA256 = "e1d11f98b95b6a45122b2c05f02a41f415369fee776461325cdf125ffda57e72"
+GOLDEN_TINY_TU_SHA256 = "e1e8b01303467005eac086d6713c64e3b0ec7a47802b85cd9c5d28b5c59c2d66"
 
 ABI_SIGNATURES = (
     "L2X_API int l2x_gemm_{n}(const void* A, const void* B, void* C, int M, int N, int K, int raster,\n"
@@ -275,7 +276,7 @@ def test_one_tiny_tu_compiles_for_sm90a_without_cutlass(tmp_path: Path) -> None:
 
 def test_timeline_build_links_one_instrumented_tu_apart_from_latest(tmp_path: Path) -> None:
     """``--timeline``: the tiny kernels' step stamps on (one TU, its stamp array read by
-    ``l2x_tiny_timeline``), a library of its own name that ``latest.json`` does not point at."""
+    ``l2x_timeline``), a library of its own name that ``latest.json`` does not point at."""
     nvcc = _nvcc()
     names = ["tinyt_16x32x1024_w1x1x4_c4_bk", "tinyb_32x32x512_w2x1_bk"]
     configs = build.select(tiny_catalog(), ",".join(names))
@@ -286,19 +287,37 @@ def test_timeline_build_links_one_instrumented_tu_apart_from_latest(tmp_path: Pa
     assert [len(u.names) for u in timed.units] == [2]  # one TU: one stamp array, one reader
     assert json.loads((tmp_path / "lib" / "latest.json").read_text())["library"] == plain.library.name
     symbols = subprocess.run(["nm", "-D", str(timed.library)], capture_output=True, text=True).stdout
-    assert " T l2x_tiny_timeline" in symbols
+    assert " T l2x_timeline" in symbols
     plain_symbols = subprocess.run(["nm", "-D", str(plain.library)], capture_output=True, text=True).stdout
-    assert "l2x_tiny_timeline" not in plain_symbols and "l2x_gemm_tinyb_32x32x512_w2x1_bk" in plain_symbols
+    assert "l2x_timeline" not in plain_symbols and "l2x_gemm_tinyb_32x32x512_w2x1_bk" in plain_symbols
     # the define reaches the source (and so the cache key); off, the stamps compile to nothing
     unit = build.plan_unit(configs, "v", None, (build.TIMELINE_DEFINE,))
-    assert unit.source.startswith("#define L2X_TINY_TIMELINE 1\n")
+    assert unit.source.startswith("#define L2X_TIMELINE 1\n")
     assert unit.key != build.plan_unit(configs, "v", None).key
-    assert "#define L2X_STAMP(slot) ((void)0)" in unit.source
+    assert "#define L2X_STAMP_BY(thread, slot) ((void)0)" in unit.source
 
 
 def test_timeline_build_and_only_refuse_what_they_cannot_do() -> None:
-    with pytest.raises(build.BuildError, match="tiny kernels only"):
+    with pytest.raises(build.BuildError, match="one of"):
         build.build([KernelConfig(128, 128)], timeline=True)
+    mixed = [tiny_catalog()[0], wgmma_catalog()[0]]
+    with pytest.raises(build.BuildError, match="one of"):
+        build.build(mixed, timeline=True)
+
+
+def test_wgmma_kernels_stamp_their_steps_in_a_timeline_build() -> None:
+    """The wgmma family renders the same stamps as the tiny one (tuner/csrc/timeline.cuh): the
+    producer thread stamps the start and the copies issued, the first consumer thread the landings
+    and the MMAs; off, every stamp compiles to nothing."""
+    configs = [c for c in wgmma_catalog() if c.name == "wgsk_64x64x64_s8_bn"]
+    cutlass = CutlassInfo("/nowhere", (), "4.2.0")
+    timed = build.plan_unit(configs, "v", cutlass, (build.TIMELINE_DEFINE,))
+    assert timed.source.startswith("#define L2X_TIMELINE 1\n")
+    stamps = ("L2X_STAMP(kStampStart)", "L2X_STAMP_BY(128, kStampFirstLanded)", "L2X_STAMP(kStampStored)")
+    assert all(stamp in timed.source for stamp in stamps)
+    assert timed.source.count("#ifndef L2X_TIMELINE_BLOCK") == 1
+    plain = build.plan_unit(configs, "v", cutlass)
+    assert "#define L2X_STAMP_BY(thread, slot) ((void)0)" in plain.source and plain.key != timed.key
     with pytest.raises(build.BuildError, match="not in the catalog: nope"):
         build.select(tiny_catalog(), "tinyt_16x32x1024_w1x1x4_c4_bk,nope")
     assert build.select(tiny_catalog(), None) == tiny_catalog()

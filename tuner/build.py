@@ -22,9 +22,10 @@ CUTLASS headers: ``$CUTLASS_DIR`` (a CUTLASS checkout: ``include/`` and ``tools/
 else the ``nvidia-cutlass`` wheel's ``cutlass_library/source`` (``pip install
 nvidia-cutlass==<cutlass/VERSION> --no-deps``).
 
-``--only`` builds the named configs of the catalog. ``--timeline`` builds tiny kernels with their
-step stamps on (L2X_TINY_TIMELINE in tuner/csrc/tiny_gemm.cuh) in one TU, a library apart that
-``latest.json`` does not point at (benchmarks/tuner/tiny_floor/timeline.py reads its stamps).
+``--only`` builds the named configs of the catalog. ``--timeline`` builds the tiny or the wgmma
+family's kernels (one family) with their step stamps on (L2X_TIMELINE in tuner/csrc/timeline.cuh)
+in one TU, a library apart that ``latest.json`` does not point at
+(benchmarks/tuner/tiny_floor/timeline.py reads its stamps).
 """
 
 from __future__ import annotations
@@ -54,7 +55,8 @@ from cuda_l2_explorer.tuner.families import AnyConfig, family_of, full_catalog, 
 from cuda_l2_explorer.tuner.native import default_build_dir
 
 LIB_STEM = "libl2x_tuner"
-TIMELINE_DEFINE = "L2X_TINY_TIMELINE"  # the tiny kernels' step stamps (tiny_gemm.cuh)
+TIMELINE_DEFINE = "L2X_TIMELINE"  # our families' step stamps (tuner/csrc/timeline.cuh)
+TIMELINE_FAMILIES = (tiny.TINY_FAMILY, wgmma.WGMMA_FAMILY)  # the kernels that stamp their steps
 
 GENCODE: tuple[str, ...] = ("-gencode=arch=compute_90a,code=sm_90a",)
 COMPILE_FLAGS: tuple[str, ...] = (
@@ -263,13 +265,16 @@ def build(
     """Compile ``configs`` (cached) into ``out`` (default: :func:`default_build_dir`) and link the
     ones that compile into one shared library. ``cluster``: a Dask scheduler's address whose
     workers compile the TUs instead of ``jobs`` local processes (this process links).
-    ``timeline``: tiny configs only, one TU with the step stamps on, ``latest.json`` left as it was."""
+    ``timeline``: tiny or wgmma configs (one family), one TU with the step stamps on, ``latest.json``
+    left as it was."""
     t_start = time.monotonic()
     defines: tuple[str, ...] = ()
     if timeline:
-        others = sorted(c.name for c in configs if c.family != tiny.TINY_FAMILY)
-        if others or not configs:
-            raise BuildError(f"a timeline build holds tiny kernels only, got {others or 'none'}")
+        families = sorted({c.family for c in configs})
+        if len(families) != 1 or families[0] not in TIMELINE_FAMILIES:
+            raise BuildError(
+                f"a timeline build holds the kernels of one of {TIMELINE_FAMILIES}, got {families or 'none'}"
+            )
         defines, per_tu = (TIMELINE_DEFINE,), len(configs)  # one TU: one stamp array, one reader
     say = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
     nvcc = nvcc or find_nvcc()
@@ -395,7 +400,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     ap.add_argument("--only", default=None, metavar="NAME,...", help="only these configs of the catalog")
     ap.add_argument(
-        "--timeline", action="store_true", help="tiny kernels with their step stamps on (one TU, not latest)"
+        "--timeline",
+        action="store_true",
+        help="tiny or wgmma kernels with their step stamps on (one family, one TU, not latest)",
     )
     args = ap.parse_args(argv)
     try:

@@ -123,7 +123,13 @@ FAMILIES: dict[str, Family] = {
             config_type=TinyConfig,
             catalog=tiny.tiny_catalog,
             render_tu=tiny.render_tu,
-            sources=(tiny.PREAMBLE, tiny.SPLIT_K_CLUSTER, tiny.KERNEL_TEMPLATE, tiny.DIRECT_KERNEL_TEMPLATE),
+            sources=(
+                tiny.PREAMBLE,
+                tiny.SPLIT_K_CLUSTER,
+                tiny.TIMELINE,
+                tiny.KERNEL_TEMPLATE,
+                tiny.DIRECT_KERNEL_TEMPLATE,
+            ),
             needs_cutlass=False,
             size_limits="M up to 65535 tiles (grid y); A, B and C 16-byte aligned; a direct or bulk "
             "kernel K up to its tile_k",
@@ -145,7 +151,7 @@ FAMILIES: dict[str, Family] = {
             config_type=WgmmaConfig,
             catalog=wgmma.wgmma_catalog,
             render_tu=wgmma.render_tu,
-            sources=(wgmma.PREAMBLE, tiny.SPLIT_K_CLUSTER, wgmma.KERNEL_TEMPLATE),
+            sources=(wgmma.PREAMBLE, tiny.SPLIT_K_CLUSTER, tiny.TIMELINE, wgmma.KERNEL_TEMPLATE),
             needs_cutlass=True,  # CuTe's GMMA and TMA atoms
             size_limits="M up to 65535 tiles (grid y); A, B and C 16-byte aligned (TMA)",
             **_CLUSTER_SPLIT_K,

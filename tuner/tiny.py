@@ -429,6 +429,7 @@ def pitched_twin(cfg: TinyConfig) -> TinyConfig | None:
 
 PREAMBLE = "tuner/csrc/tiny_gemm.cuh"
 SPLIT_K_CLUSTER = "tuner/csrc/split_k_cluster.cuh"  # what both our families share (DSMEM split-K, ABI checks)
+TIMELINE = "tuner/csrc/timeline.cuh"  # both families' step stamps (a timeline build's)
 KERNEL_TEMPLATE = "tuner/csrc/tiny_gemm_kernel.cuh"
 DIRECT_KERNEL_TEMPLATE = "tuner/csrc/tiny_direct_kernel.cuh"
 
@@ -454,9 +455,15 @@ def render_kernel(cfg: TinyConfig) -> str:
 
 
 def render_split_k_preamble(template: str, max_splits: int) -> str:
-    """A preamble of our own families: the ABI fields, the split bound and the DSMEM helpers."""
-    shared = read_text(SPLIT_K_CLUSTER)
-    return render(template, max_splits=max_splits, split_k_cluster=shared, **family_fields())
+    """A preamble of our own families: the ABI fields, the split bound, the DSMEM helpers and the
+    step stamps."""
+    return render(
+        template,
+        max_splits=max_splits,
+        split_k_cluster=read_text(SPLIT_K_CLUSTER),
+        timeline=read_text(TIMELINE),
+        **family_fields(),
+    )
 
 
 def render_preamble() -> str:

@@ -11,6 +11,8 @@
 
 ${api_macro}
 
+${timeline}
+
 namespace {
 
 ${status_enum}
@@ -18,46 +20,6 @@ ${status_enum}
 constexpr int kMaxDevices = 64;
 constexpr int kMaxSplits = ${max_splits};  // one split per CTA of a cluster: 16 is Hopper's largest
 constexpr int kMaxSmemBytes = 227 << 10;   // dynamic shared memory per CTA on sm_90
-
-// A timeline build (`python -m cuda_l2_explorer.tuner.build --timeline`: L2X_TINY_TIMELINE, the
-// kernels of one TU): thread 0 of each CTA stamps its SM clock at the one-pass kernels' steps --
-// start, copies issued, first and last copy landed (as group 0 waits), group 0's MMAs done, the K
-// groups met, C stored -- and the global timer at its start, so one CTA's time after its copies
-// land is read directly (sampled stalls only say where warps wait; benchmarks/tuner/tiny_floor/
-// timeline.py). Off (the default) the stamps compile to nothing.
-enum TimelineStamp { kStampStart, kStampIssued, kStampFirstLanded, kStampLastLanded, kStampMmaDone, kStampMet,
-                     kStampStored, kStampGlobalStart, kStamps };
-#ifdef L2X_TINY_TIMELINE
-constexpr int kTimelineCtas = 1 << 14;
-__device__ long long timeline_stamps[kTimelineCtas][kStamps];
-__device__ __forceinline__ void timeline_stamp(int slot) {  // the start also takes the global timer
-  const unsigned cta = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
-  if (cta >= kTimelineCtas) return;
-  timeline_stamps[cta][slot] = clock64();
-  if (slot == kStampStart) {
-    long long ns;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
-    timeline_stamps[cta][kStampGlobalStart] = ns;
-  }
-}
-#define L2X_STAMP(slot) \
-  do {                                       \
-    if (threadIdx.x == 0) timeline_stamp(slot); \
-  } while (0)
-}  // namespace
-// Copies the first `ctas` CTAs' stamps (kStamps each: clock64, the last the global timer in ns) of
-// the kernels run since the last read to host memory `dst`, then zeroes them all (a step a kernel
-// did not reach reads 0); the CUDA status.
-L2X_API int l2x_tiny_timeline(long long* dst, int ctas) {
-  if (ctas < 0 || ctas > kTimelineCtas) return cudaErrorInvalidValue;
-  if (cudaError_t e = cudaMemcpyFromSymbol(dst, timeline_stamps, sizeof(long long) * kStamps * ctas)) return e;
-  static const long long zeros[kTimelineCtas][kStamps] = {};
-  return cudaMemcpyToSymbol(timeline_stamps, zeros, sizeof(zeros));
-}
-namespace {
-#else
-#define L2X_STAMP(slot) ((void)0)
-#endif
 
 ${split_k_cluster}
 

@@ -1,4 +1,4 @@
-"""One CTA's timeline inside our one-pass tiny kernels (bulk- and tensor-fed), on the GPU machine:
+"""One CTA's timeline inside our tiny and wgmma kernels, on the GPU machine:
 where the time after a CTA's copies land goes, read from the kernels' own step stamps instead of
 sampled stalls (session 34: a four-box tensor kernel ended ~1.1 us after a probe's copies of the
 same bytes landed, and eight K groups in place of four did not shorten it).
@@ -8,7 +8,7 @@ same bytes landed, and eight K groups in place of four did not shorten it).
 
 CONFIGS: lines "M N K". Each kernel that can run a config is launched alone (after warm-up), RUNS
 times, each after a write of twice the L2 (cold inputs); after each launch thread 0 of every CTA has
-stamped its SM clock (clock64) at the kernel's steps (tuner/csrc/tiny_gemm.cuh, L2X_TINY_TIMELINE):
+stamped its SM clock (clock64) at the kernel's steps (tuner/csrc/timeline.cuh, L2X_TIMELINE):
 start, copies issued, first and last copy landed (as K group 0 waits), group 0's MMAs done, the K
 groups met (split-K-over-warps kernels only), C stored; and the global timer at its start. A row a
 (config, kernel): the median over runs of the median CTA's cycles from its start to each step,
@@ -49,7 +49,7 @@ def read_stamps(reader, ctas: int) -> list[list[int]]:
     buf = (ctypes.c_longlong * (len(STEPS) * ctas))()
     status = reader(buf, ctas)
     if status:
-        raise RuntimeError(f"l2x_tiny_timeline: CUDA status {status}")
+        raise RuntimeError(f"l2x_timeline: CUDA status {status}")
     return [list(buf[i * len(STEPS) : (i + 1) * len(STEPS)]) for i in range(ctas)]
 
 
@@ -98,7 +98,7 @@ def measure(lib_path: str, configs: list[tuple[int, int, int]], names: list[str]
     lib = TunerLibrary(lib_path)
     if "timeline" not in lib.build_info:
         raise SystemExit(f"{lib_path} is not a timeline build (tuner.build --timeline)")
-    reader = ctypes.CDLL(str(lib.path)).l2x_tiny_timeline  # the same handle: dlopen of a loaded library
+    reader = ctypes.CDLL(str(lib.path)).l2x_timeline  # the same handle: dlopen of a loaded library
     reader.restype = ctypes.c_int
     reader.argtypes = [ctypes.c_void_p, ctypes.c_int]
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
