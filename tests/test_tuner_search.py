@@ -357,27 +357,28 @@ def test_a_launch_bound_shape_sweeps_the_tiny_family_whole() -> None:
         assert (every <= chosen) == whole, shape
 
 
-def test_the_wgmma_wide_tiles_are_swept_whole_beside_the_deep_k_tiles() -> None:
-    """The wide tiles (N 96 and 192, session 35) are a sweep group of their own a reduction, so that
-    neither group outgrows SWEEP_FAMILY; at 128x12288x256, where nvjet runs 64 x 192 tiles, every
-    variant of every wide tile is measured."""
+def test_the_wgmma_short_k_tiles_are_swept_whole_beside_the_deep_k_tiles() -> None:
+    """The short-K tiles (four stages: N 96 and 192, session 35; 64x64 and 64x128, session 36)
+    are a sweep group of their own a reduction, so that neither group outgrows SWEEP_FAMILY; at
+    128x12288x256, where nvjet runs 64 x 192 tiles, every variant of every short-K tile that runs
+    there is measured."""
     from cuda_l2_explorer.tuner.families import family_of, full_catalog
     from cuda_l2_explorer.tuner.search_space import SWEEP_FAMILY, sweep_group
-    from cuda_l2_explorer.tuner.wgmma import WGMMA_FAMILY, WIDE_TILE_NS
+    from cuda_l2_explorer.tuner.wgmma import SHORT_K_STAGES, WGMMA_FAMILY
 
     kernels = {c.name: c.to_dict() for c in full_catalog()}
     wgmma = {n: p for n, p in kernels.items() if p["family"] == WGMMA_FAMILY}
     sizes: dict[str, int] = {}
     for p in wgmma.values():
         sizes[sweep_group(p)] = sizes.get(sweep_group(p), 0) + 1
-    assert {g for g in sizes if g.endswith("/wide")} == {
-        f"{WGMMA_FAMILY}/{r}/wide" for r in ("cluster", "global", "sliced")
+    assert {g for g in sizes if g.endswith("/short_k")} == {
+        f"{WGMMA_FAMILY}/{r}/short_k" for r in ("cluster", "global", "sliced")
     }
     assert max(sizes.values()) <= SWEEP_FAMILY
     m, n, k = 128, 12288, 256
     chosen = {c.key for c in candidates(m, n, k, kernels, limit=8, bandwidth=4.8e12)}
-    wide = [(name, p) for name, p in wgmma.items() if p["tile_n"] in WIDE_TILE_NS]
-    assert len(wide) == 12
-    for name, p in wide:
+    short_k = [(name, p) for name, p in wgmma.items() if p["stages"] <= SHORT_K_STAGES]
+    assert len(short_k) == 18 and {p["tile_n"] for _, p in short_k} == {64, 96, 128, 192}
+    for name, p in short_k:
         assert family_of(p).supports(m, n, k, p)
         assert {f"{name}|{v.label}" for v in variants_for(m, n, k, p, 132)} <= chosen, name

@@ -21,7 +21,7 @@ from cuda_l2_explorer.tuner.catalog import DEFAULT_EPILOGUE, SM90_FAMILY
 from cuda_l2_explorer.tuner.config import ELEM_BYTES
 from cuda_l2_explorer.tuner.families import family_of
 from cuda_l2_explorer.tuner.native import DECOMPOSITION, RASTER, Variant
-from cuda_l2_explorer.tuner.wgmma import WGMMA_FAMILY, WIDE_TILE_NS
+from cuda_l2_explorer.tuner.wgmma import SHORT_K_STAGES, WGMMA_FAMILY
 
 PEAK_FLOPS = 989e12  # dense fp16 tensor peak, H100/H200 SXM (SPEC §10)
 DEFAULT_BANDWIDTH = 3.35e12  # H100 HBM3; H200 passes 4.8e12
@@ -274,18 +274,18 @@ def sweep_group(params: Mapping[str, Any]) -> str:
     family = family_of(params)
     if family.split_partials_in_memory:
         return family.name
-    # the wgmma family's one-wave wide tiles for mid-size, short-K shapes (session 35) are a design
-    # of their own: grouped with the deep-K tiles they would make that group too large to sweep
-    # (more than SWEEP_FAMILY), and the model ranks that group's kernels badly
-    wide = ""
-    if params.get("family") == WGMMA_FAMILY and int(params.get("tile_n", 0)) in WIDE_TILE_NS:
-        wide = "/wide"
+    # the wgmma family's short-K tiles for mid-size shapes (few stages, several CTAs an SM; sessions
+    # 35-36) are a design of their own: grouped with the deep-K tiles they would make that group too
+    # large to sweep (more than SWEEP_FAMILY), and the model ranks that group's kernels badly
+    short_k = ""
+    if params.get("family") == WGMMA_FAMILY and int(params.get("stages", 0)) <= SHORT_K_STAGES:
+        short_k = "/short_k"
     # the tiny family's register-direct, bulk- and tensor-fed kernels are designs of their own,
     # measured whole too; the tensor kind's copies of several boxes (copy_boxes) another
     loads = f"/{params['loads']}" if params.get("loads") in ("direct", "bulk", "tensor") else ""
     if int(params.get("copy_boxes", 1)) > 1:
         loads += "/pitched" if params.get("copy_pitched") else "/slabs"
-    return f"{family.name}/{params.get('reduce', 'cluster')}{loads}{wide}"
+    return f"{family.name}/{params.get('reduce', 'cluster')}{loads}{short_k}"
 
 
 def kernel_class(params: Mapping[str, Any]) -> tuple[str, ...]:

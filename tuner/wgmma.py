@@ -58,7 +58,10 @@ WGMMA_FAMILY = "sm90_wgmma_splitk"
 TILE_MS: tuple[int, ...] = (64, 128)  # one or two consumer warpgroups
 # wgmma N; an N-major B's 128-byte swizzle atom is 64 columns wide (96: K-major B only)
 TILE_NS: tuple[int, ...] = (64, 96, 128, 192, 256)
-WIDE_TILE_NS: tuple[int, ...] = (96, 192)  # the one-wave tiles of mid-size short-K shapes (session 35)
+# The short-K designs (sessions 35-36): all of K <= 256 in flight in at most this many stages, the
+# smaller footprint holding two CTAs an SM where registers allow (the deep-K tiles keep 6-12 stages
+# and one).
+SHORT_K_STAGES = 4
 TILE_KS: tuple[int, ...] = (64, 128)  # whole 128-byte swizzle rows of A
 MULTICASTS: tuple[int, ...] = (1, 2)  # CTAs along N sharing each A tile
 # Where split-K partials meet: DSMEM, or the workspace summed by the last split or by every split.
@@ -166,9 +169,14 @@ def wgmma_catalog() -> list[WgmmaConfig]:
     flight); the 8-stage and 128x128 configs with ``multicast_a=2`` (slower than their twins at
     all 120 deep-K configs searched, 1.09-1.25x: the L2's output does not bound these kernels).
     Mid-size shapes with short K (M x N >= 128K, K <= 512, session 35): the tiles cuBLASLt's nvjet
-    runs there, one wave of 64 x 192 at 128x12288 (where our CUTLASS 128x96 pick is 13% behind it),
+    runs there, one wave of 64 x 192 at 128x12288 (where our CUTLASS 128x96 pick was 13% behind it),
     and 96-wide tiles for a K-major B: 64x192 and 128x192 at 4 stages (all of K = 256 in flight),
-    64x96 and 128x96 K-major at 4.
+    64x96 and 128x96 K-major at 4 (the 64x96 took 15 picks, session 36). And the deep-K tiles
+    64x64 and 64x128 at 4 stages (session 36): 64-96 KB of shared memory and 86-90 registers a
+    thread (the cluster and sliced reductions), two CTAs of 256 threads an SM where their 8-stage
+    twins hold one, so one CTA's start-up and epilogue overlap another's loads at the mid-size
+    configs of more tiles than SMs (M x N >= 2^20, where the tiny regime's CUTLASS picks are at
+    0.97-0.99 of the best baseline). Not 128x64: its 384 threads hold one CTA an SM at any depth.
     Each comes three times: its splits reduced in one cluster's distributed shared memory, and
     through the workspace with no cluster launched (``reduce="global"``, session 16: the cluster
     launch itself cost 10.8 us of a 15.2 us stream at 512x512x12288 in 64x64 x 2 tiles), by the
@@ -186,6 +194,8 @@ def wgmma_catalog() -> list[WgmmaConfig]:
         WgmmaConfig(128, 192, 64, 4),
         WgmmaConfig(64, 96, 64, 4, b_major="k"),
         WgmmaConfig(128, 96, 64, 4, b_major="k"),
+        WgmmaConfig(64, 64, 64, 4),
+        WgmmaConfig(64, 128, 64, 4),
     ]
     cat = shapes + [replace(c, reduce=reduce) for reduce in REDUCES[1:] for c in shapes]
     names = [c.name for c in cat]
