@@ -378,7 +378,7 @@ def test_the_wgmma_short_k_tiles_are_swept_whole_beside_the_deep_k_tiles() -> No
     m, n, k = 128, 12288, 256
     chosen = {c.key for c in candidates(m, n, k, kernels, limit=8, bandwidth=4.8e12)}
     short_k = [(name, p) for name, p in wgmma.items() if p["stages"] <= SHORT_K_STAGES]
-    assert len(short_k) == 18 and {p["tile_n"] for _, p in short_k} == {64, 96, 128, 192}
+    assert len(short_k) == 24 and {p["tile_n"] for _, p in short_k} == {64, 96, 128, 192}
     for name, p in short_k:
         assert family_of(p).supports(m, n, k, p)
         assert {f"{name}|{v.label}" for v in variants_for(m, n, k, p, 132)} <= chosen, name

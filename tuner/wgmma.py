@@ -172,7 +172,8 @@ def wgmma_catalog() -> list[WgmmaConfig]:
     runs there, one wave of 64 x 192 at 128x12288 (where our CUTLASS 128x96 pick was 13% behind it),
     and 96-wide tiles for a K-major B: 64x192 and 128x192 at 4 stages (all of K = 256 in flight),
     64x96 and 128x96 K-major at 4 (the 64x96 took 15 picks, session 36). And the deep-K tiles
-    64x64 and 64x128 at 4 stages (session 36): 64-96 KB of shared memory and 86-90 registers a
+    64x64 and 64x128 at 4 stages, B N- or K-major (session 36; the 64x96 K-major tile's 15 picks
+    came from the layout as much as the tile): 64-96 KB of shared memory and 86-126 registers a
     thread (the cluster and sliced reductions), two CTAs of 256 threads an SM where their 8-stage
     twins hold one, so one CTA's start-up and epilogue overlap another's loads at the mid-size
     configs of more tiles than SMs (M x N >= 2^20, where the tiny regime's CUTLASS picks are at
@@ -196,6 +197,8 @@ def wgmma_catalog() -> list[WgmmaConfig]:
         WgmmaConfig(128, 96, 64, 4, b_major="k"),
         WgmmaConfig(64, 64, 64, 4),
         WgmmaConfig(64, 128, 64, 4),
+        WgmmaConfig(64, 64, 64, 4, b_major="k"),
+        WgmmaConfig(64, 128, 64, 4, b_major="k"),
     ]
     cat = shapes + [replace(c, reduce=reduce) for reduce in REDUCES[1:] for c in shapes]
     names = [c.name for c in cat]

@@ -5,7 +5,7 @@
 #    64-k tensor-copy boxes through a ring of stages, one wave or more of TM x TN tiles, K split 1
 #    to 16 ways with the reduction left out) on the 626 configs that are not compute-bound on an
 #    H200, beside cuBLAS in the same rotation (movement_floor/run.sh);
-# 2. tests/gpu/test_tuner_own.py on the library at HEAD (8f150dd9 in session 36: the step stamps
+# 2. tests/gpu/test_tuner_own.py on the library at HEAD (0e15cc8c in session 36: the step stamps
 #    moved into tuner/csrc/timeline.cuh and added to the wgmma family, off compiled to nothing; the
 #    four-stage 64x64 and 64x128 wgmma tiles; the spread store if applied first);
 # 3. the wgmma family's first timelines (four band picks at four band configs).
