@@ -59,7 +59,8 @@ def main(floor_csv: str, measurements: str, run: str) -> None:
     measured = grid(measurements, run)
     by_regime: dict[str, list[tuple[float, float, float]]] = defaultdict(list)
     lowest = []
-    for config, d in floors(Path(floor_csv)).items():
+    floor = floors(Path(floor_csv))
+    for config, d in floor.items():
         if config not in measured:
             continue
         best, nn, ours = measured[config]
@@ -85,7 +86,7 @@ def main(floor_csv: str, measurements: str, run: str) -> None:
                 f"| {gm([r[2] for r in rows]):.3f} |"
             )
     print("lowest ceilings:", ", ".join(f"{m}x{n}x{k} {c:.3f}" for c, (m, n, k) in sorted(lowest)[:10]))
-    tiled_table(floors(Path(floor_csv)), measured)
+    tiled_table(floor, measured)
 
 
 def tiled_table(floor: dict, measured: dict) -> None:

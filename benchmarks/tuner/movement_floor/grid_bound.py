@@ -26,30 +26,13 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE), str(HERE.parent), str(HERE.parent / "h200-2026-11-28-s28")]
-from ceilings import MOVES, TILED, floors, gm  # noqa: E402
+sys.path[:0] = [str(HERE), str(HERE.parent / "h200-2026-11-28-s28")]
+from ceilings import MOVES, TILED, floors, gm, grid  # noqa: E402
 from cuda_l2_explorer.db.shapes import REGIMES, Shape, regime  # noqa: E402
-from loss_by_regime import grid_times  # noqa: E402
 from regime_ceilings import ceiling_seconds  # noqa: E402
 
 LARGE_TENSOR_BUSY = 0.982  # nvjet's tensor pipe at 12288x12288x2048 (session 28, ncu)
 TARGET = 1.10
-
-
-def nn_times(path: Path, run: str) -> dict[tuple[int, int, int], float]:
-    """cuBLAS-nn's device time per config of the run (the carry-over's anchor)."""
-    import duckdb
-
-    rows = (
-        duckdb.connect()
-        .execute(
-            "SELECT m, n, k, min(median) FROM read_parquet(?) WHERE metric = 'device_time' AND status = 'ok' "
-            "AND NOT padded AND implementation = 'cuBLAS-nn' AND starts_with(run_id, ?) GROUP BY ALL",
-            [str(path), run],
-        )
-        .fetchall()
-    )
-    return {(m, n, k): t for m, n, k, t in rows}
 
 
 def config_bounds(
@@ -75,13 +58,12 @@ def config_bounds(
 
 
 def main(measurements: str, run: str, *floor_csvs: str) -> None:
-    times = grid_times(Path(measurements), run)
-    nn = nn_times(Path(measurements), run)
+    measured = grid(measurements, run)  # (best baseline, cuBLAS-nn, ours) per config
     floor_by_csv = [floors(Path(p)) for p in floor_csvs]
     per_regime: dict[str, list[tuple[float, float]]] = defaultdict(list)
     lowest: dict[str, Counter] = defaultdict(Counter)
-    for config, (best, ours) in times.items():
-        bounds = config_bounds(config, best, nn.get(config), [f[config] for f in floor_by_csv if config in f])
+    for config, (best, nn, ours) in measured.items():
+        bounds = config_bounds(config, best, nn, [f[config] for f in floor_by_csv if config in f])
         name = min(bounds, key=bounds.__getitem__)
         r = regime(Shape(*config), "h200")
         per_regime[r].append((bounds[name], best / ours))
