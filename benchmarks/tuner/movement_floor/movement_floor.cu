@@ -196,27 +196,19 @@ __global__ void __launch_bounds__(STREAM_THREADS) stream_tile(const __grid_const
 }
 
 // The stream tiles and splits measured; a config takes those that divide it (K a multiple of
-// 64 x splits).
-// The tiles of our picks at the tiny regime's mid-size configs (the wgmma family's 64x64, 64x96,
-// 64x128, 128x64, its splits up to 16; CUTLASS's 64x128, 128x96, 128x128, 64x256) and larger ones.
-constexpr int STREAM_TILES[][2] = {{64, 64},   {64, 96},   {64, 128},  {128, 64}, {128, 96},
-                                   {128, 128}, {64, 256},  {128, 256}, {256, 128}};
-constexpr int STREAM_SPLITS[] = {1, 2, 4, 8, 16};
+// 64 x splits): the tiles of our picks at the tiny regime's mid-size configs (the wgmma family's
+// 64x64, 64x96, 64x128, 128x64, its splits up to 16; CUTLASS's 64x128, 128x96, 128x128, 64x256)
+// and larger ones.
 using StreamKernel = void (*)(CUtensorMap, CUtensorMap, uint4*, int, int);
-
-inline StreamKernel stream_kernel(int tm, int tn) {
-  if (tm == 64 && tn == 64) return stream_tile<64, 64>;
-  if (tm == 64 && tn == 96) return stream_tile<64, 96>;
-  if (tm == 64 && tn == 128) return stream_tile<64, 128>;
-  if (tm == 128 && tn == 96) return stream_tile<128, 96>;
-  if (tm == 64 && tn == 256) return stream_tile<64, 256>;
-  if (tm == 128 && tn == 64) return stream_tile<128, 64>;
-  if (tm == 128 && tn == 128) return stream_tile<128, 128>;
-  if (tm == 128 && tn == 256) return stream_tile<128, 256>;
-  if (tm == 256 && tn == 128) return stream_tile<256, 128>;
-  fprintf(stderr, "no stream tile %dx%d\n", tm, tn);
-  exit(1);
-}
+struct StreamTile {
+  int tm, tn;
+  StreamKernel kernel;
+};
+const StreamTile STREAM_TILES[] = {
+    {64, 64, stream_tile<64, 64>},      {64, 96, stream_tile<64, 96>},    {64, 128, stream_tile<64, 128>},
+    {128, 64, stream_tile<128, 64>},    {128, 96, stream_tile<128, 96>},  {128, 128, stream_tile<128, 128>},
+    {64, 256, stream_tile<64, 256>},    {128, 256, stream_tile<128, 256>}, {256, 128, stream_tile<256, 128>}};
+constexpr int STREAM_SPLITS[] = {1, 2, 4, 8, 16};
 
 inline int stream_smem(int tm, int tn) { return stream_stages(tm, tn) * (tm + tn) * BOX_K * 2 + 1024; }
 
@@ -235,9 +227,8 @@ int main(int argc, char** argv) {
   const Device dev = describe_device();
   const int sms = dev.sms;
   CK(cudaFuncSetAttribute(bulk_tile_move, cudaFuncAttributeMaxDynamicSharedMemorySize, BULK_SMEM));
-  for (const auto& t : STREAM_TILES)
-    CK(cudaFuncSetAttribute(stream_kernel(t[0], t[1]), cudaFuncAttributeMaxDynamicSharedMemorySize,
-                            stream_smem(t[0], t[1])));
+  for (const StreamTile& t : STREAM_TILES)
+    CK(cudaFuncSetAttribute(t.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, stream_smem(t.tm, t.tn)));
   const EncodeTiled encode = tensor_map_encoder();
   cudaStream_t st;
   CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
@@ -266,7 +257,8 @@ int main(int argc, char** argv) {
                                   // does not trigger its dependents early, as in a model
       bool moves = true;          // writes every chunk of C (checked)
       bool bulk = false;          // a tiled movement by bulk copies (bulk_tile_move)
-      int splits = 0;             // > 0: a stream tile (stream_tile) over that many shares of K
+      int splits = 0;             // > 0: stream tile STREAM_TILES[stream] over that many shares of K
+      int stream = 0;
     };
     std::vector<Impl> impls = {{"move_u1", move<1>, grid_for(1)},  {"move_u2", move<2>, grid_for(2)},
                                {"move_u4", move<4>, grid_for(4)},  {"move_u8", move<8>, grid_for(8)},
@@ -290,29 +282,27 @@ int main(int argc, char** argv) {
           impls.back().bulk = true;
         }
       }
-    for (const auto& t : STREAM_TILES)
+    // One pair of tensor maps a set and stream tile this config takes (box rows = the tile's
+    // rows); the other tiles' entries stay unencoded.
+    const int tiles = sizeof(STREAM_TILES) / sizeof(STREAM_TILES[0]);
+    std::vector<CUtensorMap> stream_maps((size_t)p.sets * tiles * 2);  // [set][tile][A, B]
+    for (int t = 0; t < tiles; ++t) {
+      const StreamTile& tile = STREAM_TILES[t];
+      if (cf.m % tile.tm || cf.n % tile.tn || cf.k % BOX_K) continue;
+      for (int set = 0; set < p.sets; ++set) {
+        stream_maps[((size_t)set * tiles + t) * 2] = tile_map(encode, p.a(set), cf.m, cf.k, tile.tm);
+        stream_maps[((size_t)set * tiles + t) * 2 + 1] = tile_map(encode, p.b(set), cf.n, cf.k, tile.tn);
+      }
       for (int splits : STREAM_SPLITS)
-        if (cf.m % t[0] == 0 && cf.n % t[1] == 0 && cf.k % (BOX_K * splits) == 0) {
-          const int ctas = (cf.m / t[0]) * (cf.n / t[1]) * splits;
-          impls.push_back({"stream_" + std::to_string(t[0]) + "x" + std::to_string(t[1]) + "_s" + std::to_string(splits),
-                           nullptr, ctas, t[0], t[1]});
+        if (cf.k % (BOX_K * splits) == 0) {
+          const int ctas = (cf.m / tile.tm) * (cf.n / tile.tn) * splits;
+          impls.push_back({"stream_" + std::to_string(tile.tm) + "x" + std::to_string(tile.tn) + "_s" +
+                               std::to_string(splits),
+                           nullptr, ctas, tile.tm, tile.tn});
           impls.back().splits = splits;
+          impls.back().stream = t;
         }
-    // One pair of tensor maps a set and stream tile shape this config takes (box rows = the
-    // tile's rows); the other tiles' entries stay unencoded.
-    const size_t tiles = sizeof(STREAM_TILES) / sizeof(STREAM_TILES[0]);
-    std::vector<CUtensorMap> stream_maps(p.sets * tiles * 2);  // [set][tile][A, B]
-    for (size_t t = 0; t < tiles; ++t)
-      if (cf.m % STREAM_TILES[t][0] == 0 && cf.n % STREAM_TILES[t][1] == 0 && cf.k % BOX_K == 0)
-        for (int set = 0; set < p.sets; ++set) {
-          stream_maps[(set * tiles + t) * 2] = tile_map(encode, p.a(set), cf.m, cf.k, STREAM_TILES[t][0]);
-          stream_maps[(set * tiles + t) * 2 + 1] = tile_map(encode, p.b(set), cf.n, cf.k, STREAM_TILES[t][1]);
-        }
-    auto stream_map = [&](int set, int tm, int tn, int which) -> const CUtensorMap& {
-      size_t t = 0;
-      while (STREAM_TILES[t][0] != tm || STREAM_TILES[t][1] != tn) ++t;
-      return stream_maps[(set * tiles + t) * 2 + which];
-    };
+    }
     for (bool pdl : {false, true}) {
       impls.push_back({pdl ? "cublas+move_pdl_u1" : "cublas+move_u1", pdl ? move<1, true> : move<1>, grid_for(1)});
       impls.back().pdl = pdl;
@@ -340,9 +330,9 @@ int main(int argc, char** argv) {
         CK(cudaLaunchKernelEx(&lc, im.kernel, p.a<uint4>(s), n_a, p.b<uint4>(s), n_b, p.c<uint4>(s), n_c, chk));
       } else if (im.splits) {
         const dim3 grid(cf.n / im.tile_n, cf.m / im.tile_m, im.splits);
-        stream_kernel(im.tile_m, im.tile_n)<<<grid, STREAM_THREADS, stream_smem(im.tile_m, im.tile_n), st>>>(
-            stream_map(s, im.tile_m, im.tile_n, 0), stream_map(s, im.tile_m, im.tile_n, 1), p.c<uint4>(s), cf.n,
-            cf.k / im.splits);
+        const CUtensorMap* maps = &stream_maps[((size_t)s * tiles + im.stream) * 2];
+        STREAM_TILES[im.stream].kernel<<<grid, STREAM_THREADS, stream_smem(im.tile_m, im.tile_n), st>>>(
+            maps[0], maps[1], p.c<uint4>(s), cf.n, cf.k / im.splits);
       } else if (im.tile_m) {
         const dim3 grid(cf.n / im.tile_n, cf.m / im.tile_m);
         if (im.bulk)
