@@ -332,7 +332,8 @@ struct TinyEntry : TinyEntryBase<TinyEntry<S, kBKMajor>> {
 //   2 NT t + 2f + e (B's column for the fragment's n = g likewise), so a lane's accumulators of one
 //   row are 2 NT adjacent columns of C: one store of 4 NT bytes (16 at NT = 4).
 // WK > 1 (panel kinds only): WK warp groups of WM x WN split K, a group every WK-th pair of k blocks,
-// their accumulators summed through shared memory (kPartialBytes after the panels) at the end.
+// their accumulators parked in shared memory (kPartialBytes after the panels) at the end and summed
+// there by all the groups' warps, each storing its share of C (store_summed).
 // CB > 1 (tensor kind only): each tensor copy brings CB 64-k boxes of A (of B) at once, a barrier a
 // copy (tiny_tensor_kernel says why); PITCHED: the copy's rows land CB + 1 128-byte lines apart.
 template <int BM, int BN, int BK, int WM, int WN, int WK = 1, int CB = 1, int PITCHED = 0>
@@ -342,7 +343,7 @@ struct DirectShape {
   static constexpr int kCopyLines = CB + PITCHED;  // 128-byte lines a copy puts in a row's place
   static constexpr int kWarpsMN = WM * WN;
   static constexpr int kThreads = 32 * WM * WN * WK;
-  static constexpr int kPartialBytes = (WK - 1) * BM * BN * 4;  // groups 1..WK-1's fp32 tiles
+  static constexpr int kPartialBytes = WK > 1 ? WK * BM * BN * 4 : 0;  // every group's fp32 tile
   static constexpr int kWarpM = BM / WM, kWarpN = BN / WN;
   static constexpr int kMI = kWarpM / 16;  // m16 fragments per warp
   static constexpr int kNT = kWarpN / 8;   // n8 fragments per warp
@@ -428,6 +429,45 @@ __device__ __forceinline__ void store_permuted(const TinyParams& p, const float 
       using Row = typename PackedRow<S::kNT>::T;
       *reinterpret_cast<Row*>(p.C + (size_t)row * p.N + col) = *reinterpret_cast<const Row*>(words);
     }
+}
+
+// C from the WK groups' parked accumulators of one warp tile (`parked`: group 0's, at this lane),
+// added in group order (the bits one warp adding them all would get), stored by the tile's WK warps
+// in shares: `share` takes every WK-th of the lane's row halves (mi, h) split into kParts runs of
+// its NT words, so that the adds and stores after the groups meet are spread over WK warps, not
+// one warp's 3 x 16 loads and adds (session 35's timeline: 0.3 us from the meeting to C stored).
+template <class S>
+__device__ __forceinline__ void store_summed(const TinyParams& p, const float* parked, int share, int m_w, int n_w,
+                                             int g, int t) {
+  constexpr int kRows = S::kMI * 2;                                   // a lane's row halves
+  constexpr int kParts = S::kWK > kRows ? S::kWK / kRows : 1;          // runs a row's words split into
+  constexpr int kWords = S::kNT / kParts;                             // words a run
+  constexpr int kGroupStride = S::kWarpsMN * 32 * S::kMI * S::kNT * 4;  // floats from a group's tile to the next
+  static_assert(kParts * kWords == S::kNT && (S::kWK <= kRows || S::kWK % kRows == 0), "whole runs a warp");
+  const int lane_col = n_w + 2 * S::kNT * t;  // N % 8 == 0: a lane's 2 NT columns are inside N or past it
+  if (lane_col >= p.N) return;
+#pragma unroll
+  for (int item = share; item < kRows * kParts; item += S::kWK) {
+    const int mi = item / kParts / 2, h = item / kParts % 2, part = item % kParts;
+    const int row = m_w + fragment_row<S>(mi, h, g);
+    if (row >= p.M) continue;
+    uint32_t words[kWords];
+#pragma unroll
+    for (int w = 0; w < kWords; ++w) {
+      float sum[2];
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int at = ((mi * S::kNT + part * kWords + w) * 4 + 2 * h + e) * 32;  // a lane's float, lane-minor
+        sum[e] = parked[at];
+#pragma unroll
+        for (int group = 1; group < S::kWK; ++group) sum[e] += parked[group * kGroupStride + at];
+      }
+      words[w] = half2_bits(sum[0], sum[1]);
+    }
+    using Run = typename PackedRow<kWords>::T;
+    *reinterpret_cast<Run*>(p.C + (size_t)row * p.N + lane_col + 2 * kWords * part) =
+        *reinterpret_cast<const Run*>(words);
+  }
 }
 
 template <class S>
@@ -587,24 +627,18 @@ __device__ __forceinline__ void panel_gemm(const TinyParams& p, int m0, int n0, 
     }
   }
   L2X_STAMP(kStampMmaDone);
-  if constexpr (S::kWK > 1) {  // groups 1.. park their sums, group 0 adds them and stores C
+  if constexpr (S::kWK > 1) {  // every group parks its sums; the groups' warps add them and store C
     constexpr int kFloats = S::kMI * S::kNT * 4;  // a lane's accumulators; lane-minor: no conflicts
-    float* const mine = partial + ((warp_k - 1) * S::kWarpsMN + warp_mn) * 32 * kFloats + lane;
-    if (warp_k > 0) {
+    float* const mine = partial + (warp_k * S::kWarpsMN + warp_mn) * 32 * kFloats + lane;
 #pragma unroll
-      for (int f = 0; f < kFloats; ++f) mine[f * 32] = acc[f / (S::kNT * 4)][f / 4 % S::kNT][f % 4];
-    }
+    for (int f = 0; f < kFloats; ++f) mine[f * 32] = acc[f / (S::kNT * 4)][f / 4 % S::kNT][f % 4];
     __syncthreads();
     L2X_STAMP(kStampMet);
-    if (warp_k > 0) return;
-#pragma unroll
-    for (int group = 1; group < S::kWK; ++group) {
-      const float* const theirs = partial + ((group - 1) * S::kWarpsMN + warp_mn) * 32 * kFloats + lane;
-#pragma unroll
-      for (int f = 0; f < kFloats; ++f) acc[f / (S::kNT * 4)][f / 4 % S::kNT][f % 4] += theirs[f * 32];
-    }
+    store_summed<S>(p, partial + warp_mn * 32 * kFloats + lane, warp_k, m0 + warp_m * S::kWarpM,
+                    n0 + warp_n * S::kWarpN, g, t);
+  } else {
+    store_permuted<S>(p, acc, m0 + warp_m * S::kWarpM, n0 + warp_n * S::kWarpN, g, t);
   }
-  store_permuted<S>(p, acc, m0 + warp_m * S::kWarpM, n0 + warp_n * S::kWarpN, g, t);
   L2X_STAMP(kStampStored);
 }
 
