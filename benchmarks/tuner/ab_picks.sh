@@ -14,13 +14,7 @@ mkdir -p "$out"
 # on an H200). The two sets' folders are named h100_F32F16F16F32 either way (the bench's GPU is the machine's).
 PICKS=$(python3 benchmarks/tuner/h100-2026-11-24-s13/make_picks.py "$store" "${CURRENT_MANIFEST:-kernels/h100_F32F16F16F32/manifest.json}" "$out/picks")
 echo "changed picks: $(echo "$PICKS" | tr ',' '\n' | grep -c _)"
-each=$((seconds / 4))
-start=$SECONDS
-for which in oldpicks newpicks oldpicks newpicks; do
-  [ $each -lt 15 ] && break
-  python3 -m cuda_l2_explorer --no-bundled bench --db "$out/picks.duckdb" --library "$lib" --progress none --json \
-    --set "$out/picks/$which/h100_F32F16F16F32" --set-name $which --mnk "$PICKS" --time-budget $each \
-    --baselines "${AB_BASELINES:-torch.matmul,cuBLASLt-heuristic-nn,cuBLASLt-heuristic-tn,cuBLASLt-auto-tuning-nn}" \
-    >>"$out/picks.json" 2>>"$out/picks.log"
-  echo "$which: exit $? at $((SECONDS - start)) s" | tee -a "$out/device.txt"
-done
+. "$(dirname "$0")/ab_benches.sh"
+ab_benches "$out" "$seconds" "$PICKS" \
+  "${AB_BASELINES:-torch.matmul,cuBLASLt-heuristic-nn,cuBLASLt-heuristic-tn,cuBLASLt-auto-tuning-nn}" \
+  "$out/picks/oldpicks/h100_F32F16F16F32" "$lib" "$out/picks/newpicks/h100_F32F16F16F32" "$lib"

@@ -3,8 +3,7 @@
 # library, the new, the old and the new again in one store (harness 3: graph replay, cold L2) beside
 # torch.matmul, on the GPU machine (the wheel installed in $PYTHONPATH). For a change to kernels that
 # keep their names (session 35: the tensor-fed kernels' barrier set-up), where ab_picks.sh compares
-# two sets of picks on one library. The runs are named oldpicks (old library) and newpicks (new), so
-# `h100-2026-11-24-s12/picks_ab.py STORE` makes the table.
+# two sets of picks on one library (both run ab_benches.sh's four benches: oldpicks is the old library).
 #   bash benchmarks/tuner/lib_ab.sh CONFIGS OLD_LIBRARY NEW_LIBRARY SET_DIR OUT_DIR SECONDS
 # CONFIGS: M_N_K,... ; SECONDS: what the four benches may take in all. OUT_DIR gets picks.duckdb,
 # picks.json, picks.log, device.txt.
@@ -16,12 +15,7 @@ mkdir -p "$out"
 for which in oldpicks newpicks; do
   rm -rf "$out/sets/$which" && mkdir -p "$out/sets/$which" && cp -r "$set_dir" "$out/sets/$which/"
 done
-each=$((seconds / 4))
-start=$SECONDS
-for which in oldpicks newpicks oldpicks newpicks; do
-  lib=$new && [ $which = oldpicks ] && lib=$old
-  python3 -m cuda_l2_explorer --no-bundled bench --db "$out/picks.duckdb" --library "$lib" --progress none --json \
-    --set "$out/sets/$which/$(basename "$set_dir")" --set-name $which --mnk "$configs" --time-budget $each \
-    --baselines "${AB_BASELINES:-torch.matmul}" >>"$out/picks.json" 2>>"$out/picks.log"
-  echo "$which ($(basename "$lib")): exit $? at $((SECONDS - start)) s" | tee -a "$out/device.txt"
-done
+. "$(dirname "$0")/ab_benches.sh"
+name=$(basename "$set_dir")
+ab_benches "$out" "$seconds" "$configs" "${AB_BASELINES:-torch.matmul}" \
+  "$out/sets/oldpicks/$name" "$old" "$out/sets/newpicks/$name" "$new"
