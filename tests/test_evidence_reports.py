@@ -143,6 +143,29 @@ def test_grid_bound_takes_every_measured_ceiling_of_a_config():
     assert tiny["movement"] == pytest.approx(9 / 10 * 10 / 2)
     assert tiny["tiled movement"] == pytest.approx(9 / 10 * 10 / 4)  # the faster of the two runs
     assert bound.config_bounds((256, 256, 512), 9e-6, None, [rows]).keys() == {"analytic"}
+    # On an H100 the tensor-pipe bound (measured on an H200) does not apply, and bytes move at
+    # its copy rate: a memory-bound config's analytic ceiling is 3.0 / 4.3 of the H200's.
+    assert bound.config_bounds((12288, 12288, 2048), 600e-6, 610e-6, [], "h100").keys() == {"analytic"}
+    skinny = [
+        bound.config_bounds((64, 16384, 16384), 300e-6, None, [], gpu)["analytic"] for gpu in ("h100", "h200")
+    ]
+    assert skinny[0] / skinny[1] == pytest.approx(3.0 / 4.3)
+
+
+def test_ceilings_read_the_runs_gpu_beside_the_measurements(tmp_path):
+    """The regimes follow the roofline of the GPU the run measured on (runs.parquet)."""
+    import duckdb
+
+    ceilings = _script("benchmarks/tuner/movement_floor/ceilings.py")
+    duckdb.connect().execute(
+        f"COPY (SELECT * FROM (VALUES ('eb8c0a63aa', 'h100'), ('ae6434a8bb', 'h200')) t(run_id, gpu)) "
+        f"TO '{tmp_path / 'runs.parquet'}' (FORMAT parquet)"
+    )
+    measurements = str(tmp_path / "measurements.parquet")
+    assert ceilings.run_gpu(measurements, "eb8c0a63") == "h100"
+    assert ceilings.run_gpu(measurements, "ae6434a8") == "h200"
+    with pytest.raises(SystemExit, match="want one GPU"):
+        ceilings.run_gpu(measurements, "ffff")
 
 
 def test_pick_vs_movement_finds_the_row_of_the_picks_own_tiling():

@@ -6,7 +6,8 @@ hardware (issue 15: where the 1.10 target cannot be reached, and why).
 Per config of a bundled grid (device time, best of the seven baselines), the time no kernel can
 beat by these bounds:
 - memory: A, B and C moved once at the device-to-device copy rate measured on the H200
-  (4.3 TB/s, SPEC section 10), not the 4.8 TB/s of the data sheet;
+  (4.3 TB/s, SPEC section 10), not the 4.8 TB/s of the data sheet (on an H100 3.0 TB/s, not 3.35:
+  `ceiling_seconds(shape, "h100")`, for movement_floor/grid_bound.py);
 - launch: an empty kernel of 256 CTAs in a CUDA graph, 0.95 us a call (tiny_floor/, measured on
   an H100; a lower bound for any kernel that loads and stores);
 - compute: 2MNK at the tensor peak at the highest SM clock (989 TFLOP/s at 1830 MHz scaled to
@@ -29,13 +30,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from cuda_l2_explorer.db.shapes import REGIMES, Shape, regime
 from loss_by_regime import grid_times
 
-COPY_RATE = 4.3e12  # bytes/s, device-to-device copy on an H200 (SPEC section 10)
+COPY_RATE = {"h200": 4.3e12, "h100": 3.0e12}  # bytes/s, device-to-device copies (SPEC section 10)
 LAUNCH_FLOOR_S = 0.95e-6  # empty 256-CTA kernel in a CUDA graph (tiny_floor/, H100)
 TENSOR_PEAK_MAX_CLOCK = 989e12 * 1980 / 1830  # FLOP/s at the highest SM clock
 
 
-def ceiling_seconds(shape: Shape) -> float:
-    return max(shape.bytes / COPY_RATE, LAUNCH_FLOOR_S, shape.flops / TENSOR_PEAK_MAX_CLOCK)
+def ceiling_seconds(shape: Shape, gpu: str = "h200") -> float:
+    return max(shape.bytes / COPY_RATE[gpu], LAUNCH_FLOOR_S, shape.flops / TENSOR_PEAK_MAX_CLOCK)
 
 
 def main(path: str, run: str) -> None:

@@ -6,12 +6,13 @@
 The floor and the grid were timed in different processes with different rotations (the grid's
 sets also hold B column-major), so the floor is carried over through cuBLAS's default algorithm,
 measured in both: ceiling = (best baseline / cuBLAS-nn, in the grid) x (cuBLAS / floor, in the
-floor run). Prints per regime (db.shapes, H200 roofline): configs, the geomean ceiling, how many
-configs have a ceiling under 1.10, ours over the best baseline, and the grid's cuBLAS-nn over the
-floor run's (how much colder the grid's rotation is); then the ten lowest ceilings. Where the floor
-run has tiled rows (bulk_TMxTN, one stage; stream_TMxTN_sS, pipelined TMA stages), a second table
-carries the fastest of them over the same way, per regime and, for the tiny regime, per K: the
-ceiling of a kernel that reads a tile's A and B panels (re-reading each N / TN and M / TM times).
+floor run). Prints per regime (db.shapes, the roofline of the run's GPU): configs, the geomean
+ceiling, how many configs have a ceiling under 1.10, ours over the best baseline, and the grid's
+cuBLAS-nn over the floor run's (how much colder the grid's rotation is); then the ten lowest
+ceilings. Where the floor run has tiled rows (bulk_TMxTN, one stage; stream_TMxTN_sS, pipelined TMA
+stages), a second table carries the fastest of them over the same way, per regime and, for the
+tiny regime, per K: the ceiling of a kernel that reads a tile's A and B panels (re-reading each
+N / TN and M / TM times).
 """
 
 from __future__ import annotations
@@ -38,6 +39,20 @@ def floors(path: Path) -> dict[tuple[int, int, int], dict[str, float]]:
     return rows
 
 
+def run_gpu(measurements: str, run: str) -> str:
+    """The GPU a bundled run measured on (runs.parquet beside the measurements): the regimes are
+    its roofline's, as the README's tables are."""
+    runs = str(Path(measurements).with_name("runs.parquet"))
+    gpus = (
+        duckdb.connect()
+        .execute("SELECT DISTINCT gpu FROM read_parquet(?) WHERE starts_with(run_id, ?)", [runs, run])
+        .fetchall()
+    )
+    if len(gpus) != 1:
+        sys.exit(f"{runs}: want one GPU for run {run}, found {gpus}")
+    return gpus[0][0]
+
+
 def grid(path: str, run: str) -> dict[tuple[int, int, int], tuple[float, float, float]]:
     names = ", ".join(f"'{b}'" for b in BASELINES)
     rows = (
@@ -56,7 +71,7 @@ def grid(path: str, run: str) -> dict[tuple[int, int, int], tuple[float, float, 
 
 
 def main(floor_csv: str, measurements: str, run: str) -> None:
-    measured = grid(measurements, run)
+    measured, gpu = grid(measurements, run), run_gpu(measurements, run)
     by_regime: dict[str, list[tuple[float, float, float]]] = defaultdict(list)
     lowest = []
     floor = floors(Path(floor_csv))
@@ -65,11 +80,11 @@ def main(floor_csv: str, measurements: str, run: str) -> None:
             continue
         best, nn, ours = measured[config]
         ceiling = best / nn * d["cublas"] / min(d[m] for m in MOVES)
-        by_regime[regime(Shape(*config), "h200")].append((ceiling, best / ours, nn / d["cublas"]))
+        by_regime[regime(Shape(*config), gpu)].append((ceiling, best / ours, nn / d["cublas"]))
         lowest.append((ceiling, config))
 
     header = (
-        "regime (H200)",
+        f"regime ({gpu.upper()})",
         "configs",
         "ceiling by the movement floor (geomean)",
         "ceiling < 1.10",
@@ -86,10 +101,10 @@ def main(floor_csv: str, measurements: str, run: str) -> None:
                 f"| {gm([r[2] for r in rows]):.3f} |"
             )
     print("lowest ceilings:", ", ".join(f"{m}x{n}x{k} {c:.3f}" for c, (m, n, k) in sorted(lowest)[:10]))
-    tiled_table(floor, measured)
+    tiled_table(floor, measured, gpu)
 
 
-def tiled_table(floor: dict, measured: dict) -> None:
+def tiled_table(floor: dict, measured: dict, gpu: str = "h200") -> None:
     """The ceilings by the fastest tiled movement, per regime and per K of the tiny regime."""
     groups: dict[str, list[tuple[float, float, str]]] = defaultdict(list)
     for config, d in floor.items():
@@ -99,7 +114,7 @@ def tiled_table(floor: dict, measured: dict) -> None:
         best, nn, ours = measured[config]
         fastest = min(tiled, key=tiled.__getitem__)
         row = (best / nn * d["cublas"] / tiled[fastest], best / ours, fastest)
-        name = regime(Shape(*config), "h200")
+        name = regime(Shape(*config), gpu)
         groups[name].append(row)
         if name == "tiny":
             groups[f"tiny, K = {config[2]}"].append(row)
@@ -107,8 +122,8 @@ def tiled_table(floor: dict, measured: dict) -> None:
         return
     print()
     print(
-        "| regime (H200) | configs | ceiling by the fastest tiled movement (geomean) | ceiling < 1.10 "
-        "| ours now | fastest rows |"
+        f"| regime ({gpu.upper()}) | configs | ceiling by the fastest tiled movement (geomean) "
+        "| ceiling < 1.10 | ours now | fastest rows |"
     )
     print("|---|---|---|---|---|---|")
     order = [r for r in REGIMES if r in groups] + sorted(

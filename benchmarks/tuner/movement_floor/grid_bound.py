@@ -13,7 +13,10 @@ speedup is the lowest of:
   the tilings measured only: another tiling could move less;
 - for the large regime from K = 1024 up, 1 / 0.982: the best baseline's tensor pipe was busy
   98.2% of the cycles at 12288x12288x2048 (h200-2026-11-28-s28/call3/ncu3), so at the same clock
-  no kernel takes more than 1.8% fewer (one config measured, applied to its neighbours).
+  no kernel takes more than 1.8% fewer (one config measured, applied to its neighbours; on the
+  H200 only, where it was measured).
+The regimes and the copy rate are those of the run's GPU (its row in runs.parquet beside
+MEASUREMENTS); FLOOR_CSVs should come from the same GPU (movement_floor/run.sh names it in gpu.csv).
 Printed per regime: configs, ours now, the geomean ceiling, configs whose ceiling is under 1.10,
 and which bound was the lowest how often; then the whole grid's geomean if every config reached its
 ceiling, the most any library could show on this grid by these measurements.
@@ -27,22 +30,26 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent / "h200-2026-11-28-s28")]
-from ceilings import MOVES, TILED, floors, gm, grid  # noqa: E402
+from ceilings import MOVES, TILED, floors, gm, grid, run_gpu  # noqa: E402
 from cuda_l2_explorer.db.shapes import REGIMES, Shape, regime  # noqa: E402
 from regime_ceilings import ceiling_seconds  # noqa: E402
 
-LARGE_TENSOR_BUSY = 0.982  # nvjet's tensor pipe at 12288x12288x2048 (session 28, ncu)
+LARGE_TENSOR_BUSY = {"h200": 0.982}  # nvjet's tensor pipe at 12288x12288x2048 (session 28, ncu)
 TARGET = 1.10
 
 
 def config_bounds(
-    config: tuple[int, int, int], best: float, nn: float | None, floor_rows: list[dict[str, float]]
+    config: tuple[int, int, int],
+    best: float,
+    nn: float | None,
+    floor_rows: list[dict[str, float]],
+    gpu: str = "h200",
 ) -> dict[str, float]:
     """Every ceiling that applies to the config, by name (the lowest is its ceiling)."""
     shape = Shape(*config)
-    bounds = {"analytic": best / ceiling_seconds(shape)}
-    if regime(shape, "h200") == "large" and config[2] >= 1024:
-        bounds["tensor busy"] = 1 / LARGE_TENSOR_BUSY
+    bounds = {"analytic": best / ceiling_seconds(shape, gpu)}
+    if gpu in LARGE_TENSOR_BUSY and regime(shape, gpu) == "large" and config[2] >= 1024:
+        bounds["tensor busy"] = 1 / LARGE_TENSOR_BUSY[gpu]
     for rows in floor_rows:
         if nn is None or "cublas" not in rows:
             continue
@@ -59,16 +66,19 @@ def config_bounds(
 
 def main(measurements: str, run: str, *floor_csvs: str) -> None:
     measured = grid(measurements, run)  # (best baseline, cuBLAS-nn, ours) per config
+    gpu = run_gpu(measurements, run)
     floor_by_csv = [floors(Path(p)) for p in floor_csvs]
     per_regime: dict[str, list[tuple[float, float]]] = defaultdict(list)
     lowest: dict[str, Counter] = defaultdict(Counter)
     for config, (best, nn, ours) in measured.items():
-        bounds = config_bounds(config, best, nn, [f[config] for f in floor_by_csv if config in f])
+        bounds = config_bounds(config, best, nn, [f[config] for f in floor_by_csv if config in f], gpu)
         name = min(bounds, key=bounds.__getitem__)
-        r = regime(Shape(*config), "h200")
+        r = regime(Shape(*config), gpu)
         per_regime[r].append((bounds[name], best / ours))
         lowest[r][name] += 1
-    print("| regime (H200) | configs | ours now | ceiling (geomean) | ceiling < 1.10 | lowest bound |")
+    print(
+        f"| regime ({gpu.upper()}) | configs | ours now | ceiling (geomean) | ceiling < 1.10 | lowest bound |"
+    )
     print("|---|---|---|---|---|---|")
     everything = []
     for r in REGIMES:
