@@ -38,6 +38,8 @@
 // chunk of set 0's A and B (every byte read once), and every chunk of C was written.
 #include <cublas_v2.h>
 
+#include <sstream>
+
 #include "../probe_common.cuh"
 
 constexpr int THREADS = 256;
@@ -217,6 +219,18 @@ __global__ void empty_pdl(const uint4*, size_t, const uint4*, size_t, uint4*, si
   asm volatile("griddepcontrol.wait;\n" ::: "memory");
 }
 
+// Which tiled rows run: MOVEMENT_FLOOR_TILED holds comma-separated name prefixes ("bulk_", "-" for
+// none; unset: all). The stream rows take most of a run; the untiled floor and cuBLAS always run.
+static bool tiled_wanted(const std::string& name) {
+  static const char* only = getenv("MOVEMENT_FLOOR_TILED");
+  if (!only) return true;
+  std::stringstream list(only);
+  std::string prefix;
+  while (std::getline(list, prefix, ','))
+    if (!prefix.empty() && name.rfind(prefix, 0) == 0) return true;
+  return false;
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: %s CONFIGS [SAMPLES]\n", argv[0]);
@@ -276,8 +290,8 @@ int main(int argc, char** argv) {
       if (cf.m % t[0] == 0 && cf.n % t[1] == 0) {
         const std::string tile = std::to_string(t[0]) + "x" + std::to_string(t[1]);
         const int ctas = (cf.m / t[0]) * (cf.n / t[1]);
-        impls.push_back({"tile_" + tile, nullptr, ctas, t[0], t[1]});
-        if ((t[0] + t[1]) * cf.k * 2 <= BULK_SMEM) {
+        if (tiled_wanted("tile_" + tile)) impls.push_back({"tile_" + tile, nullptr, ctas, t[0], t[1]});
+        if ((t[0] + t[1]) * cf.k * 2 <= BULK_SMEM && tiled_wanted("bulk_" + tile)) {
           impls.push_back({"bulk_" + tile, nullptr, ctas, t[0], t[1]});
           impls.back().bulk = true;
         }
@@ -293,15 +307,16 @@ int main(int argc, char** argv) {
         stream_maps[((size_t)set * tiles + t) * 2] = tile_map(encode, p.a(set), cf.m, cf.k, tile.tm);
         stream_maps[((size_t)set * tiles + t) * 2 + 1] = tile_map(encode, p.b(set), cf.n, cf.k, tile.tn);
       }
-      for (int splits : STREAM_SPLITS)
-        if (cf.k % (BOX_K * splits) == 0) {
+      for (int splits : STREAM_SPLITS) {
+        const std::string name =
+            "stream_" + std::to_string(tile.tm) + "x" + std::to_string(tile.tn) + "_s" + std::to_string(splits);
+        if (cf.k % (BOX_K * splits) == 0 && tiled_wanted(name)) {
           const int ctas = (cf.m / tile.tm) * (cf.n / tile.tn) * splits;
-          impls.push_back({"stream_" + std::to_string(tile.tm) + "x" + std::to_string(tile.tn) + "_s" +
-                               std::to_string(splits),
-                           nullptr, ctas, tile.tm, tile.tn});
+          impls.push_back({name, nullptr, ctas, tile.tm, tile.tn});
           impls.back().splits = splits;
           impls.back().stream = t;
         }
+      }
     }
     for (bool pdl : {false, true}) {
       impls.push_back({pdl ? "cublas+move_pdl_u1" : "cublas+move_u1", pdl ? move<1, true> : move<1>, grid_for(1)});

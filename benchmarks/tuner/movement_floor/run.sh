@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # movement_floor on the GPU machine, from the repository root: builds it, runs it on CONFIGS
 # (default: configs.txt, the 626 configs that are not compute-bound on an H200) within SECONDS,
-# and leaves gpu.csv, floor.csv, floor.log and floor_build.log in $OUT.
-#   OUT=DIR bash benchmarks/tuner/movement_floor/run.sh [SECONDS] [CONFIGS]
+# and leaves gpu.csv, floor.csv, floor.log and floor_build.log in $OUT. MOVEMENT_FLOOR_TILED (name
+# prefixes, e.g. bulk_) limits the tiled rows, for a short call (movement_floor.cu).
+#   OUT=DIR [MOVEMENT_FLOOR_TILED=bulk_] bash benchmarks/tuner/movement_floor/run.sh [SECONDS] [CONFIGS]
 set -u
 seconds=${1:-330}
 F=benchmarks/tuner/movement_floor
