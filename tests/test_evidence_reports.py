@@ -184,3 +184,24 @@ def test_pick_vs_movement_finds_the_row_of_the_picks_own_tiling():
     assert over_own == pytest.approx(7.5 / 5)  # the row in grid time: 4 us x 10 / 8
     assert own_over_fastest == pytest.approx(2.0)
     assert best_over_own == pytest.approx(9 / 5)
+
+
+def test_grid_vs_previous_lists_picks_that_moved_against_the_baselines(capsys):
+    """An unchanged pick whose speed moved with the baselines' is the machine, not the kernel; one
+    that moved against them beyond 5% is listed; a merged pick is not an unchanged one."""
+    import duckdb
+
+    report = _script("benchmarks/tuner/grid_vs_previous.py")
+    con = duckdb.connect()
+    con.execute("CREATE TABLE merged (m BIGINT, n BIGINT, k BIGINT)")
+    con.execute("INSERT INTO merged VALUES (64, 64, 64)")
+    for table, rows in (
+        ("b", [(64, 64, 64, 2e-6, 2e-6), (128, 128, 128, 10e-6, 10e-6), (256, 256, 256, 10e-6, 10e-6)]),
+        ("a", [(64, 64, 64, 1e-6, 2e-6), (128, 128, 128, 11e-6, 11e-6), (256, 256, 256, 12e-6, 10e-6)]),
+    ):
+        con.execute(f"CREATE TABLE {table} (m BIGINT, n BIGINT, k BIGINT, ours DOUBLE, best DOUBLE)")
+        con.executemany(f"INSERT INTO {table} VALUES (?, ?, ?, ?, ?)", rows)
+    report.movers(con)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].endswith(": 1, largest:")
+    assert lines[1].startswith("  256x256x256: ours 10.00 -> 12.00 us (speed x0.833), baselines x1.000")

@@ -1,7 +1,8 @@
 """A bundled offline grid against the one it replaced: per config ours and the best of the seven
 baselines (device time, unpadded medians), split into the picks merged between the two and the
-picks left as they were; then the new grid's timing-mismatch findings (graph replay against
-CUPTI's durations).
+picks left as they were; the unchanged picks whose speed moved most against the baselines' at the
+same config between the two grids (a kernel's run-to-run spread beyond the A/B bars);
+then the new grid's timing-mismatch findings (graph replay against CUPTI's durations).
 
     python benchmarks/tuner/grid_vs_previous.py OLD_COMMIT OLD_RUN NEW_COMMIT NEW_RUN MERGED_JSON
     # the tenth grid against the ninth (session 22):
@@ -72,7 +73,30 @@ def main(old_commit: str, old_run: str, new_commit: str, new_run: str, merged: s
             ).fetchone()
             print(f"{label} | {row[0]} | " + " | ".join(f"{v:.4f}" for v in row[1:]))
         print()
+        movers(con)
+        print()
         mismatches(con, new, findings, new_run)
+
+
+def movers(con: duckdb.DuckDBPyConnection, beyond: float = 0.05, most: int = 8) -> None:
+    """The unchanged picks whose speed moved against the baselines' at the same config by more than
+    ``beyond`` between the grids (a move of the machine shows in both), largest first."""
+    rows = con.execute(
+        """SELECT m, n, k, b.ours, a.ours, b.best / a.best, (b.ours / a.ours) / (b.best / a.best) AS rel
+           FROM a JOIN b USING (m, n, k) ANTI JOIN merged USING (m, n, k)
+           WHERE abs(ln(rel)) > ln(1 + ?)
+           ORDER BY abs(ln(rel)) DESC""",
+        [beyond],
+    ).fetchall()
+    print(
+        f"unchanged picks whose speed moved by > {beyond:.0%} against the baselines': {len(rows)}"
+        + (", largest:" if rows else "")
+    )
+    for m, n, k, old, new, baselines, rel in rows[:most]:
+        print(
+            f"  {m}x{n}x{k}: ours {old * 1e6:.2f} -> {new * 1e6:.2f} us (speed x{old / new:.3f}), "
+            f"baselines x{baselines:.3f}: x{rel:.3f} against them"
+        )
 
 
 def mismatches(con: duckdb.DuckDBPyConnection, measurements: Path, findings: Path, new_run: str) -> None:
