@@ -4,8 +4,9 @@
 # wgmma family's wide and K = 2048 tiles, searched on H200s in sessions 25-36) where they differ
 # from the H100 set's, A/B'd on the H100 against the H100 set's picks, old/new/old/new (harness 3:
 # graph replay, cold L2). Library: HEAD's (spread store applied). FAMILIES picks other families
-# (call 4: FAMILIES=cutlass_sm90 BELOW=0.95, the H200 set's CUTLASS picks (convert twins, wide
-# epilogue subtiles) at the configs where the H100 set's pick is under 0.95; select_picks.py). Then here:
+# (FAMILIES=cutlass_sm90 BELOW=0.95: the H200 set's CUTLASS picks, convert twins and wide epilogue
+# subtiles, where the H100 set's pick is under 0.95; select_picks.py; this session's fourth call got
+# no machine, next_h100_call1.sh runs it with BELOW=0.98). Then here:
 #   bash benchmarks/tuner/merge_picks.sh OUT/h200_picks.json OUT/ab/picks.duckdb.xz kernels/h100_F32F16F16F32/manifest.json
 # Carried: .whl, .carry (device_carry.sh lib).
 set -u
