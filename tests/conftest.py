@@ -259,6 +259,24 @@ def dask_cluster(tmp_path):
         client.close()
         return address, started
 
+    def add_worker(address: str, name: str, *worker_args: str, env: dict | None = None) -> subprocess.Popen:
+        """One more worker, named ``name``, on a running cluster; registered when this returns."""
+        procs.append(
+            _spawn(
+                "distributed.cli.dask_worker", address,
+                "--nthreads", "1", "--no-nanny", "--no-dashboard", "--name", name, *worker_args,
+                log=tmp_path / f"worker-{name}.log", env=env,
+            )
+        )  # fmt: skip
+        client = connect(address, timeout_s=60)
+        deadline = time.monotonic() + 60
+        while name not in {w["name"] for w in client.scheduler_info()["workers"].values()}:
+            assert time.monotonic() < deadline, f"worker {name} did not join {address}"
+            time.sleep(0.1)
+        client.close()
+        return procs[-1]
+
+    start.add_worker = add_worker  # type: ignore[attr-defined]
     try:
         yield start
     finally:

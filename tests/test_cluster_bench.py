@@ -87,6 +87,42 @@ def test_a_run_on_the_cluster_survives_a_killed_gpu_worker(dask_cluster, db_path
     assert any("w0: measuring" in line for line in shown) and any("w1: measuring" in line for line in shown)
 
 
+def test_a_plan_lost_with_its_only_worker_is_scattered_again(dask_cluster, db_path, monkeypatch):
+    """The plan is scattered to the GPU workers a run starts with; Dask may keep one copy of it.
+    Here w0 alone holds it: once w0 has measured a config, w1 joins and w0 is killed. The configs
+    then cancelled for want of the plan are tried again after the lane scatters it anew (to w1):
+    none is recorded as an error."""
+    from cuda_l2_explorer.importer.harness import cluster_lane
+
+    env = {"CUDA_L2_EXPLORER_WORKER": str(FAKE), "FAKE_WORKER_DELAY": "0.3"}
+    address, workers = dask_cluster(1, *GPU_WORKER, env=env)
+    shapes = [Shape(64 * i, 64, 64) for i in range(1, 5)]
+    _with_set(db_path)
+    scatters: list[int] = []
+    scatter_plan = cluster_lane.ClusterLane._scatter_plan
+    monkeypatch.setattr(
+        cluster_lane.ClusterLane, "_scatter_plan", lambda lane: scatters.append(1) or scatter_plan(lane)
+    )
+    shown: list[str] = []
+
+    def progress(p: runner.Progress) -> None:
+        shown.append(p.current)
+        if any("w0: done" in line for line in shown) and workers[0].poll() is None:
+            dask_cluster.add_worker(address, "w1", *GPU_WORKER, env=env)
+            os.killpg(workers[0].pid, signal.SIGKILL)
+
+    run_id, summary = runner.run_plan(
+        runner.store_opener(db_path), _plan(shapes, address), "test", progress=progress
+    )
+    assert workers[0].wait(timeout=30) == -signal.SIGKILL
+    assert len(scatters) >= 2  # scattered again once w0's copy was gone
+    assert summary["status"] == "complete" and summary["done"] == len(shapes) == summary["measured_now"]
+    with Store.open(db_path) as store:
+        details = store.query("SELECT details FROM run_configs WHERE run_id = ?", [run_id]).rows()
+    by_worker = [json.loads(d)["cluster_worker"] for (d,) in details]
+    assert len(by_worker) == len(shapes) and "w0" in by_worker and "w1" in by_worker
+
+
 @needs_nvcc
 def test_bench_of_an_imported_set_compiles_it_on_the_cluster(
     cli, dask_cluster, db_path, fake_config, tmp_path, monkeypatch

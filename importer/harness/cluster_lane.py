@@ -7,7 +7,10 @@ its GPU). A task measures one config through the same isolated worker process a 
 (:class:`measurer.ConfigMeasurer`), kept alive in the Dask worker between tasks, and returns the
 outcome as a value: the driver stays the store's only writer. A Dask worker that dies takes its
 running config with it and the scheduler gives that config to another worker; a config that
-failed on every try (Dask's ``allowed-failures``) is recorded as an error and the run goes on.
+failed on every try (Dask's ``allowed-failures``) is recorded as an error and the run goes on. The
+plan, scattered once to every GPU worker, can die with its workers too (Dask's memory manager may
+keep a single copy of it): its configs then come back cancelled, "lost dependencies", through no
+fault of theirs, so the lane scatters it again and gives them another try.
 A cluster whose GPU workers hold several GPU types gets a lane per type, each feeding its own
 run with its tasks pinned to that type's workers (harness.runner makes the runs).
 
@@ -23,6 +26,7 @@ import json
 import queue
 import threading
 import time
+from concurrent.futures import CancelledError
 from typing import Any
 
 from cuda_l2_explorer.db.errors import UsageError
@@ -36,6 +40,10 @@ from cuda_l2_explorer.importer.harness.plan import BenchPlan
 # keeps one handler per topic, and a mixed cluster has a lane per GPU type); the driver's lane
 # subscribes, so the progress line shows what every GPU worker is doing, live.
 PROGRESS_TOPIC = "cuda-l2-explorer-progress"
+
+# A config cancelled because the plan it reads was lost is tried this many times more before it is
+# recorded as an error (each try after scattering the plan anew, where its copies are gone).
+LOST_PLAN_RETRIES = 3
 
 # In a Dask worker process: the measurer of the plan its tasks belong to (one at a time).
 _measurers: dict[str, ConfigMeasurer] = {}
@@ -144,19 +152,36 @@ class ClusterLane(threading.Thread):
         self.lanes: dict[str, int] = {}
         self.futures: dict[str, tuple[Any, Shape]] = {}
         self.task_seconds = 0.0
+        self.plan_data: Any = None
+        self.lost_plan_tries: dict[Shape, int] = {}
+        self.killed = False
 
     def run(self) -> None:
         from distributed import as_completed
 
-        plan_data = self.client.scatter(self.plan, workers=self.workers, broadcast=True, hash=False)
+        self.plan_data = self._scatter_plan()
         self.client.subscribe_topic(self.topic, self._on_phase)
         arriving = as_completed([], loop=self.client.loop)
         for _ in range(self.slots):
-            self._submit(plan_data, arriving)
+            self._submit(arriving)
         try:
-            self._collect(plan_data, arriving)
+            self._collect(arriving)
         finally:
             self.client.unsubscribe_topic(self.topic)
+
+    def _scatter_plan(self) -> Any:
+        return self.client.scatter(self.plan, workers=self.workers, broadcast=True, hash=False)
+
+    def _retry_after_lost_plan(self, exc: Exception, shape: Shape) -> bool:
+        """Whether ``shape``'s task was cancelled for want of the plan (not by ``kill``, not by its
+        own failures) and has tries left; if so the plan is scattered again where it was lost."""
+        tries = self.lost_plan_tries.get(shape, 0)
+        if self.killed or not isinstance(exc, CancelledError) or tries >= LOST_PLAN_RETRIES:
+            return False
+        self.lost_plan_tries[shape] = tries + 1
+        if self.plan_data.status != "finished":
+            self.plan_data = self._scatter_plan()
+        return True
 
     def _lane(self, worker: str) -> int:
         # A local cluster's workers are named by their GPU's index: it is their lane. Other names
@@ -180,12 +205,15 @@ class ClusterLane(threading.Thread):
             )
         )
 
-    def _collect(self, plan_data: Any, arriving: Any) -> None:
+    def _collect(self, arriving: Any) -> None:
         for future in arriving:
             _, shape = self.futures.pop(future.key)
             try:
                 outcome = future.result()
             except Exception as exc:  # every try failed (workers died): the config, not the run
+                if self._retry_after_lost_plan(exc, shape):
+                    self._submit(arriving, shape)
+                    continue
                 outcome = Outcome("error", message=f"the cluster could not measure it: {exc}"[:2000])
             worker = str(outcome.info.get("cluster_worker", "?"))
             lane = self._lane(worker)
@@ -193,28 +221,31 @@ class ClusterLane(threading.Thread):
             self.results.put(("phase", lane, shape, f"{worker}: done"))
             self.results.put(("result", lane, shape, outcome))
             if not self.stop_event.is_set():
-                self._submit(plan_data, arriving)
+                self._submit(arriving)
 
-    def _submit(self, plan_data: Any, arriving: Any) -> None:
-        try:
-            shape = self.jobs.get_nowait()
-        except queue.Empty:
-            return
+    def _submit(self, arriving: Any, shape: Shape | None = None) -> None:
+        """A config to a GPU worker: ``shape`` (another try), else the next one queued."""
+        if shape is None:
+            try:
+                shape = self.jobs.get_nowait()
+            except queue.Empty:
+                return
         future = self.client.submit(
             measure_task,
-            plan_data,
+            self.plan_data,
             self.plan_key,
             shape,
             self.topic,
             workers=self.workers,
             resources={GPU_RESOURCE: 1},
             pure=False,
-            key=f"bench-{shape}-{id(self)}",
+            key=f"bench-{shape}-{id(self)}-{self.lost_plan_tries.get(shape, 0)}",
         )
         self.futures[future.key] = (future, shape)
         arriving.add(future)
 
     def kill(self) -> None:
+        self.killed = True
         self.client.cancel([future for future, _ in self.futures.values()])
 
     def summary(self) -> dict:
