@@ -244,9 +244,10 @@ def test_a_run_of_a_mixed_cluster_resumes_on_its_own_gpu_type(dask_cluster, db_p
     assert first_id == by_gpu["h100"]["run_id"] and summary["gpu"] == "h100"
     assert by_gpu["h100"]["measured_now"] == 1 and by_gpu["h200"]["measured_now"] == 2
     assert all(r["status"] == "interrupted" and r["left"] > 0 for r in by_gpu.values())
-    # The progress line says which GPU type each worker's config is measured on.
+    # The progress line says which GPU type each worker's config is measured on (on a loaded
+    # machine one H200 worker may measure both of that run's configs, the other none).
     assert any("h100 " in line and "w0: measuring" in line for line in shown)
-    assert any("h200 " in line and "w1: measuring" in line for line in shown)
+    assert any("h200 " in line and ("w1: measuring" in line or "w2: measuring" in line) for line in shown)
     before = _runs(db_path)
 
     with Store.open(db_path) as store:
