@@ -233,6 +233,15 @@ def dask_cluster(tmp_path):
 
     procs: list[subprocess.Popen] = []
 
+    def spawn_worker(address: str, name: str, args: Sequence[str], env: dict | None) -> subprocess.Popen:
+        proc = _spawn(
+            "distributed.cli.dask_worker", address,
+            "--nthreads", "1", "--no-nanny", "--no-dashboard", "--name", name, *args,
+            log=tmp_path / f"worker-{name}.log", env=env,
+        )  # fmt: skip
+        procs.append(proc)
+        return proc
+
     def start(workers: int, *worker_args: str, env: dict | None = None, worker_env: Sequence[dict] = ()):
         scheduler_file = tmp_path / "scheduler.json"
         procs.append(
@@ -245,15 +254,14 @@ def dask_cluster(tmp_path):
         )  # fmt: skip
         address = _scheduler_address(scheduler_file, deadline=time.monotonic() + 60)
         started = [
-            _spawn(
-                "distributed.cli.dask_worker", address,
-                "--nthreads", "1", "--no-nanny", "--no-dashboard", "--name", f"w{i}", *worker_args,
-                log=tmp_path / f"worker{i}.log",
-                env={**(env or {}), **(worker_env[i] if i < len(worker_env) else {})},
+            spawn_worker(
+                address,
+                f"w{i}",
+                worker_args,
+                {**(env or {}), **(worker_env[i] if i < len(worker_env) else {})},
             )
             for i in range(workers)
-        ]  # fmt: skip
-        procs.extend(started)
+        ]
         client = connect(address, timeout_s=60)
         client.wait_for_workers(workers, timeout=60)
         client.close()
@@ -261,20 +269,14 @@ def dask_cluster(tmp_path):
 
     def add_worker(address: str, name: str, *worker_args: str, env: dict | None = None) -> subprocess.Popen:
         """One more worker, named ``name``, on a running cluster; registered when this returns."""
-        procs.append(
-            _spawn(
-                "distributed.cli.dask_worker", address,
-                "--nthreads", "1", "--no-nanny", "--no-dashboard", "--name", name, *worker_args,
-                log=tmp_path / f"worker-{name}.log", env=env,
-            )
-        )  # fmt: skip
+        proc = spawn_worker(address, name, worker_args, env)
         client = connect(address, timeout_s=60)
         deadline = time.monotonic() + 60
         while name not in {w["name"] for w in client.scheduler_info()["workers"].values()}:
             assert time.monotonic() < deadline, f"worker {name} did not join {address}"
             time.sleep(0.1)
         client.close()
-        return procs[-1]
+        return proc
 
     start.add_worker = add_worker  # type: ignore[attr-defined]
     try:
