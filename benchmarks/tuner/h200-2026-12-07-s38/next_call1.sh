@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Session 38, call 2 (nvidia-h200, one GPU; issue 15): session 36's next_call1.sh, its steps 1-2
-# (step 3, the timelines, ran in call 1): movement_floor with its stream_TMxTN_sS rows, the
+# Planned in session 38 for the next call that gets an H200 (a call for `nvidia-h200` may get an
+# H100, and needs_h200 is for memory only: benchmarks/tuner/next_call.sh picks this plan or the
+# H100's by the GPU that came; issue 15): session 36's next_call1.sh, its steps 1-2 (its step 3, the wgmma timelines, ran on an
+# H100 in session 38's call 1): movement_floor with its stream_TMxTN_sS rows, the
 # pipelined tiled movement (64-k tensor-copy boxes through a ring of stages, K split 1 to 16 ways,
 # the reduction left out), on the 626 configs not compute-bound on an H200, beside cuBLAS in the
 # same rotation; then tests/gpu/test_tuner_own.py on cfb35611 (its first H200 run; it passed on
