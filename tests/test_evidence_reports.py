@@ -152,6 +152,35 @@ def test_grid_bound_takes_every_measured_ceiling_of_a_config():
     assert skinny[0] / skinny[1] == pytest.approx(3.0 / 4.3)
 
 
+def test_a_split_rows_reduced_twin_stands_in_for_it_in_the_tiled_bound():
+    """A stream row split S > 1 ways leaves out the reduction no split-K kernel can skip: where the
+    streamr twin was measured (in the same run or another), the twin counts and the unreduced row
+    does not; a split with no twin (an older run, a cluster that could not be resident) keeps it."""
+    ceilings = _script("benchmarks/tuner/movement_floor/ceilings.py")
+    rows = {
+        "cublas": 10e-6,
+        "move_u1": 2e-6,
+        "bulk_64x64": 8e-6,
+        "stream_64x64_s1": 6e-6,
+        "stream_64x64_s16": 3e-6,
+        "streamr_64x64_s16": 5e-6,
+        "stream_128x128_s16": 4e-6,
+    }
+    assert ceilings.tiled_rows(rows) == {
+        "bulk_64x64": 8e-6,
+        "stream_64x64_s1": 6e-6,
+        "streamr_64x64_s16": 5e-6,
+        "stream_128x128_s16": 4e-6,
+    }
+    older = {"cublas": 10e-6, "stream_64x64_s16": 2e-6, "stream_64x64_s2": 7e-6}
+    assert ceilings.tiled_rows(older) == {"stream_64x64_s16": 2e-6, "stream_64x64_s2": 7e-6}
+    assert ceilings.tiled_rows(older, rows) == {"stream_64x64_s2": 7e-6}
+    # grid_bound across both runs: the older run's unreduced 64x64 split no longer sets the bound.
+    bound = _script("benchmarks/tuner/movement_floor/grid_bound.py")
+    tiny = bound.config_bounds((256, 256, 2048), 9e-6, 10e-6, [older, rows])
+    assert tiny["tiled movement"] == pytest.approx(9 / 10 * 10 / 4e-6 * 1e-6)
+
+
 def test_ceilings_read_the_runs_gpu_beside_the_measurements(tmp_path):
     """The regimes follow the roofline of the GPU the run measured on (runs.parquet)."""
     import duckdb

@@ -4,7 +4,8 @@
 # H100's by the GPU that came; issue 15): session 36's next_call1.sh, its steps 1-2 (its step 3, the wgmma timelines, ran on an
 # H100 in session 38's call 1): movement_floor with its stream_TMxTN_sS rows, the
 # pipelined tiled movement (64-k tensor-copy boxes through a ring of stages, K split 1 to 16 ways,
-# the reduction left out), on the 626 configs not compute-bound on an H200, beside cuBLAS in the
+# the reduction left out) and, new in session 38, their streamr twins with the cluster reduction
+# a split-K kernel must do, on the 626 configs not compute-bound on an H200, beside cuBLAS in the
 # same rotation; then tests/gpu/test_tuner_own.py on cfb35611 (its first H200 run; it passed on
 # the H100 in session 37). Then here: ceilings.py, grid_bound.py and pick_vs_movement.py on
 # OUT/floor/floor.csv (movement_floor/README.md). Carried: .whl, .carry (device_carry.sh lib).

@@ -10,7 +10,8 @@ floor run). Prints per regime (db.shapes, the roofline of the run's GPU): config
 ceiling, how many configs have a ceiling under 1.10, ours over the best baseline, and the grid's
 cuBLAS-nn over the floor run's (how much colder the grid's rotation is); then the ten lowest
 ceilings. Where the floor run has tiled rows (bulk_TMxTN, one stage; stream_TMxTN_sS, pipelined TMA
-stages), a second table carries the fastest of them over the same way, per regime and, for the
+stages; streamr_TMxTN_sS, split with the cluster reduction, in place of its unreduced twin: tiled_rows),
+a second table carries the fastest of them over the same way, per regime and, for the
 tiny regime, per K: the ceiling of a kernel that reads a tile's A and B panels (re-reading each
 N / TN and M / TM times).
 """
@@ -21,6 +22,7 @@ import csv
 import math
 import sys
 from collections import defaultdict
+from collections.abc import Collection
 from pathlib import Path
 
 import duckdb
@@ -28,7 +30,21 @@ from cuda_l2_explorer.db.shapes import REGIMES, Shape, regime
 from cuda_l2_explorer.db.views import BASELINES
 
 MOVES = ("move_u1", "move_u2", "move_u4", "move_u8")
-TILED = ("bulk_", "stream_")  # the tiled movements' row prefixes
+TILED = ("bulk_", "stream_", "streamr_")  # the tiled movements' row prefixes
+
+
+def tiled_rows(rows: dict[str, float], measured_anywhere: Collection[str] = ()) -> dict[str, float]:
+    """A floor run's tiled movements of one config that a kernel could make. A stream row split S > 1
+    ways leaves the splits' reduction out: where its streamr twin (the same tile and split with the
+    cluster reduction, session 38's rows) was measured, in these rows or in another run's
+    (``measured_anywhere``), the twin stands in for it. Runs before those rows, and splits whose
+    cluster could not be resident, keep the unreduced row: a looser bound, never a tighter one."""
+    return {
+        name: t
+        for name, t in rows.items()
+        if name.startswith(TILED)
+        and not (name.startswith("stream_") and {"streamr" + name[6:]} & (set(rows) | set(measured_anywhere)))
+    }
 
 
 def floors(path: Path) -> dict[tuple[int, int, int], dict[str, float]]:
@@ -108,7 +124,7 @@ def tiled_table(floor: dict, measured: dict, gpu: str = "h200") -> None:
     """The ceilings by the fastest tiled movement, per regime and per K of the tiny regime."""
     groups: dict[str, list[tuple[float, float, str]]] = defaultdict(list)
     for config, d in floor.items():
-        tiled = {name: t for name, t in d.items() if name.startswith(TILED)}
+        tiled = tiled_rows(d)
         if config not in measured or not tiled:
             continue
         best, nn, ours = measured[config]

@@ -23,7 +23,14 @@
 //                     of K; 64-k boxes of A and B by tensor copies through a ring of stages behind
 //                     full/empty barriers, three warps taking each stage (one chunk a thread) and
 //                     releasing it; split 0 writes the tile of C (the splits' reduction left out:
-//                     a lower bound for split-K);
+//                     no split-K kernel can match it);
+//   streamr_TMxTN_sS  stream_TMxTN_sS with the splits' reduction a split-K kernel must do, as our
+//                     families do it: the S CTAs of a tile are one cluster, each parks a TM x TN
+//                     fp32 partial (from its fold) in shared memory, and after a cluster barrier
+//                     each sums its 1/S of the tile over every rank's partial through distributed
+//                     shared memory and writes that share of C (fp16); shared memory sized to the
+//                     stages the CTA's K share fills. Rows whose cluster cannot be resident are
+//                     left out (cudaOccupancyMaxActiveClusters).
 //   move_pdl_uU, empty_pdl   move_uU and the empty kernel launched as programmatic dependents
 //                     (PDL: griddepcontrol.wait before any memory access), back to back;
 //   cublas+move_u1, cublas+move_pdl_u1   each call cuBLAS then the move, without and with PDL:
@@ -38,9 +45,17 @@
 // chunk of set 0's A and B (every byte read once), and every chunk of C was written.
 #include <cublas_v2.h>
 
+#include <atomic>
 #include <sstream>
 
 #include "../probe_common.cuh"
+
+// Our families' cluster reduction (tuner/csrc/split_k_cluster.cuh), which expects the C ABI's
+// status codes (tuner/abi.py) and limits declared before it.
+enum { kOk = 0, kCannotImplement = 1, kWorkspaceTooSmall = 2, kCudaError = 3, kCutlassError = 4, kInvalidArgument = 5 };
+[[maybe_unused]] constexpr int kMaxDevices = 64;
+constexpr int kMaxSplits = 16;
+#include "../../../tuner/csrc/split_k_cluster.cuh"
 
 constexpr int THREADS = 256;
 constexpr int CTAS_PER_SM = 8;  // 8 x 256 threads: an SM's 2048
@@ -149,7 +164,33 @@ __host__ __device__ constexpr int stream_stages(int tm, int tn) {
   return STREAM_SMEM / ((tm + tn) * BOX_K * 2) < 8 ? STREAM_SMEM / ((tm + tn) * BOX_K * 2) : 8;
 }
 
+// A split's share of the cluster reduction (streamr rows): the fold parked as the TM x TN fp32
+// partial in the stages' room, then chunk q (16 bytes of C: 8 fp32 partials, two float4 slots) of
+// the tile summed over the ranks by rank q % splits, in rank order, and stored.
 template <int TM, int TN>
+__device__ __forceinline__ void reduce_in_cluster(uint4 x, unsigned char* room, uint4* __restrict__ c, int n, int m0,
+                                                  int n0) {
+  float4* const parked = reinterpret_cast<float4*>(room);
+  constexpr int kSlots = TM * TN / 4, kChunksN = TN / 8;
+  __syncthreads();  // every fold is done: the stages are free
+  for (int i = threadIdx.x; i < kSlots; i += STREAM_THREADS) {
+    const uint4 v = fold(x, make_uint4((unsigned)i, 0, 0, 0));
+    parked[i] = make_float4(__uint_as_float(v.x & 0x3fffffffu), __uint_as_float(v.y & 0x3fffffffu),
+                            __uint_as_float(v.z & 0x3fffffffu), __uint_as_float(v.w & 0x3fffffffu));  // finite
+  }
+  cluster_sync();  // every rank's partial is visible to every peer
+  const int splits = gridDim.z;
+  for (int q = blockIdx.z + splits * threadIdx.x; q < TM * kChunksN; q += splits * STREAM_THREADS) {
+    const float4 lo = cluster_sum<kMaxSplits>(smem_u32(parked + 2 * q), splits);
+    const float4 hi = cluster_sum<kMaxSplits>(smem_u32(parked + 2 * q + 1), splits);
+    const __half2 h[4] = {__floats2half2_rn(lo.x, lo.y), __floats2half2_rn(lo.z, lo.w), __floats2half2_rn(hi.x, hi.y),
+                          __floats2half2_rn(hi.z, hi.w)};
+    c[(size_t)(m0 + q / kChunksN) * (n / 8) + n0 / 8 + q % kChunksN] = *reinterpret_cast<const uint4*>(h);
+  }
+  cluster_sync();  // no CTA leaves while a peer may still read its partial
+}
+
+template <int TM, int TN, bool kReduce = false>
 __global__ void __launch_bounds__(STREAM_THREADS) stream_tile(const __grid_constant__ CUtensorMap map_a,
                                                          const __grid_constant__ CUtensorMap map_b,
                                                          uint4* __restrict__ c, int n, int k_share) {
@@ -190,6 +231,10 @@ __global__ void __launch_bounds__(STREAM_THREADS) stream_tile(const __grid_const
       if (lane == 0) mbarrier_arrive(smem_addr(&empty[s]));
     }
   }
+  if constexpr (kReduce) {
+    reduce_in_cluster<TM, TN>(x, stages, c, n, m0, n0);
+    return;
+  }
   if (blockIdx.z != 0) return;
   __syncthreads();  // every fold is done before any of the tile's C is written
   constexpr int cc = TN / 8;
@@ -204,15 +249,25 @@ __global__ void __launch_bounds__(STREAM_THREADS) stream_tile(const __grid_const
 using StreamKernel = void (*)(CUtensorMap, CUtensorMap, uint4*, int, int);
 struct StreamTile {
   int tm, tn;
-  StreamKernel kernel;
+  StreamKernel kernel, reduced;  // stream_ and streamr_ rows
 };
+template <int TM, int TN>
+constexpr StreamTile stream_tile_pair() {
+  return {TM, TN, stream_tile<TM, TN>, stream_tile<TM, TN, true>};
+}
 const StreamTile STREAM_TILES[] = {
-    {64, 64, stream_tile<64, 64>},      {64, 96, stream_tile<64, 96>},    {64, 128, stream_tile<64, 128>},
-    {128, 64, stream_tile<128, 64>},    {128, 96, stream_tile<128, 96>},  {128, 128, stream_tile<128, 128>},
-    {64, 256, stream_tile<64, 256>},    {128, 256, stream_tile<128, 256>}, {256, 128, stream_tile<256, 128>}};
+    stream_tile_pair<64, 64>(),   stream_tile_pair<64, 96>(),   stream_tile_pair<64, 128>(),
+    stream_tile_pair<128, 64>(),  stream_tile_pair<128, 96>(),  stream_tile_pair<128, 128>(),
+    stream_tile_pair<64, 256>(),  stream_tile_pair<128, 256>(), stream_tile_pair<256, 128>()};
 constexpr int STREAM_SPLITS[] = {1, 2, 4, 8, 16};
 
 inline int stream_smem(int tm, int tn) { return stream_stages(tm, tn) * (tm + tn) * BOX_K * 2 + 1024; }
+// A streamr row's: the stages its K share fills (the ring's later stages stay unused), at least the
+// fp32 partial it parks (the same room), and the swizzle's alignment.
+inline int streamr_smem(int tm, int tn, int k_share) {
+  const int stages = std::min(stream_stages(tm, tn), k_share / BOX_K);
+  return std::max(stages * (tm + tn) * BOX_K * 2, tm * tn * 4) + 1024;
+}
 
 __global__ void empty_kernel(const uint4*, size_t, const uint4*, size_t, uint4*, size_t, unsigned*) {}
 __global__ void empty_pdl(const uint4*, size_t, const uint4*, size_t, uint4*, size_t, unsigned*) {
@@ -231,6 +286,27 @@ static bool tiled_wanted(const std::string& name) {
   return false;
 }
 
+// Whether a (1, 1, splits) cluster of `kernel` with `smem` bytes a CTA can be resident at all.
+static bool cluster_fits(StreamKernel kernel, int splits, int smem) {
+  cudaLaunchAttribute cluster;
+  cluster.id = cudaLaunchAttributeClusterDimension;
+  cluster.val.clusterDim.x = 1;
+  cluster.val.clusterDim.y = 1;
+  cluster.val.clusterDim.z = splits;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(1, 1, splits);
+  config.blockDim = dim3(STREAM_THREADS);
+  config.dynamicSmemBytes = smem;
+  config.attrs = &cluster;
+  config.numAttrs = 1;
+  int clusters = 0;
+  if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  return clusters > 0;
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: %s CONFIGS [SAMPLES]\n", argv[0]);
@@ -241,8 +317,11 @@ int main(int argc, char** argv) {
   const Device dev = describe_device();
   const int sms = dev.sms;
   CK(cudaFuncSetAttribute(bulk_tile_move, cudaFuncAttributeMaxDynamicSharedMemorySize, BULK_SMEM));
-  for (const StreamTile& t : STREAM_TILES)
+  for (const StreamTile& t : STREAM_TILES) {
     CK(cudaFuncSetAttribute(t.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, stream_smem(t.tm, t.tn)));
+    CK(cudaFuncSetAttribute(t.reduced, cudaFuncAttributeMaxDynamicSharedMemorySize, stream_smem(t.tm, t.tn)));
+    CK(cudaFuncSetAttribute(t.reduced, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  }
   const EncodeTiled encode = tensor_map_encoder();
   cudaStream_t st;
   CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
@@ -273,6 +352,7 @@ int main(int argc, char** argv) {
       bool bulk = false;          // a tiled movement by bulk copies (bulk_tile_move)
       int splits = 0;             // > 0: stream tile STREAM_TILES[stream] over that many shares of K
       int stream = 0;
+      bool reduced = false;       // a streamr row: the splits are a cluster and reduced in it
     };
     std::vector<Impl> impls = {{"move_u1", move<1>, grid_for(1)},  {"move_u2", move<2>, grid_for(2)},
                                {"move_u4", move<4>, grid_for(4)},  {"move_u8", move<8>, grid_for(8)},
@@ -316,6 +396,14 @@ int main(int argc, char** argv) {
           impls.back().splits = splits;
           impls.back().stream = t;
         }
+        const std::string reduced = "streamr" + name.substr(6);
+        if (splits > 1 && cf.k % (BOX_K * splits) == 0 && tiled_wanted(reduced) &&
+            cluster_fits(tile.reduced, splits, streamr_smem(tile.tm, tile.tn, cf.k / splits))) {
+          impls.push_back({reduced, nullptr, (cf.m / tile.tm) * (cf.n / tile.tn) * splits, tile.tm, tile.tn});
+          impls.back().splits = splits;
+          impls.back().stream = t;
+          impls.back().reduced = true;
+        }
       }
     }
     for (bool pdl : {false, true}) {
@@ -346,8 +434,17 @@ int main(int argc, char** argv) {
       } else if (im.splits) {
         const dim3 grid(cf.n / im.tile_n, cf.m / im.tile_m, im.splits);
         const CUtensorMap* maps = &stream_maps[((size_t)s * tiles + im.stream) * 2];
-        STREAM_TILES[im.stream].kernel<<<grid, STREAM_THREADS, stream_smem(im.tile_m, im.tile_n), st>>>(
-            maps[0], maps[1], p.c<uint4>(s), cf.n, cf.k / im.splits);
+        const StreamTile& tile = STREAM_TILES[im.stream];
+        if (im.reduced) {
+          if (launch_split_k(tile.reduced, grid, STREAM_THREADS, streamr_smem(im.tile_m, im.tile_n, cf.k / im.splits), st,
+                             maps[0], maps[1], p.c<uint4>(s), cf.n, cf.k / im.splits) != kOk) {
+            fprintf(stderr, "%s at %dx%dx%d: cluster launch failed\n", im.name.c_str(), cf.m, cf.n, cf.k);
+            exit(1);
+          }
+        } else {
+          tile.kernel<<<grid, STREAM_THREADS, stream_smem(im.tile_m, im.tile_n), st>>>(maps[0], maps[1], p.c<uint4>(s),
+                                                                                       cf.n, cf.k / im.splits);
+        }
       } else if (im.tile_m) {
         const dim3 grid(cf.n / im.tile_n, cf.m / im.tile_m);
         if (im.bulk)
