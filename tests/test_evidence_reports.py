@@ -213,6 +213,12 @@ def test_pick_vs_movement_finds_the_row_of_the_picks_own_tiling():
     assert over_own == pytest.approx(7.5 / 5)  # the row in grid time: 4 us x 10 / 8
     assert own_over_fastest == pytest.approx(2.0)
     assert best_over_own == pytest.approx(9 / 5)
+    # With the reduced rows measured, a split pick is set against its streamr twin, and the fastest
+    # tiling is one a kernel could make (the unreduced 128x128 split gives way to its twin).
+    floor[(512, 512, 2048)] |= {"streamr_64x64_s8": 5e-6, "streamr_128x128_s4": 4e-6}
+    [(_, over_own, own_over_fastest, _)] = pvm.compare({(512, 512, 2048): "stream_64x64_s8"}, floor, measured)
+    assert over_own == pytest.approx(7.5 / 6.25)
+    assert own_over_fastest == pytest.approx(5 / 4)
 
 
 def test_grid_vs_previous_lists_picks_that_moved_against_the_baselines(capsys):

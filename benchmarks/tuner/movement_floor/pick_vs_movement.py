@@ -1,6 +1,7 @@
 """How far each pick of ours is above the movement of its own tiling (issue 15, the tiny regime's
 mid-size band): per config, our pick's device time in the grid against the stream_TMxTN_sS row of
-the pick's tile and splits in a floor run (movement_floor.cu), carried over through cuBLAS as
+the pick's tile and splits in a floor run (movement_floor.cu; its streamr twin, with the splits'
+reduction, where measured), carried over through cuBLAS as
 ceilings.py does. What is left above that row is the pick's MMAs, epilogue, barriers and start-up.
 
     python benchmarks/tuner/movement_floor/pick_vs_movement.py MANIFEST MEASUREMENTS RUN FLOOR_CSV
@@ -19,7 +20,7 @@ from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from ceilings import floors, gm, grid
+from ceilings import floors, gm, grid, tiled_rows
 
 
 def stream_row(entry: dict) -> str:
@@ -37,11 +38,13 @@ def compare(
     out = []
     for config, row in picks.items():
         d = floor.get(config, {})
+        if "streamr" + row[6:] in d:  # a split pick's row with its reduction (session 38's rows)
+            row = "streamr" + row[6:]
         if row not in d or config not in measured or "cublas" not in d:
             continue
         best, nn, ours = measured[config]
         scale = nn / d["cublas"]  # floor-run seconds to the grid's
-        fastest = min(t for name, t in d.items() if name.startswith("stream_"))
+        fastest = min(t for name, t in tiled_rows(d).items() if name.startswith(("stream_", "streamr_")))
         out.append((config, ours / (d[row] * scale), d[row] / fastest, best / (d[row] * scale)))
     return out
 
