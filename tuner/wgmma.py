@@ -56,8 +56,8 @@ from cuda_l2_explorer.tuner.tiny import MAX_SPLITS, render_split_k_preamble
 
 WGMMA_FAMILY = "sm90_wgmma_splitk"
 TILE_MS: tuple[int, ...] = (64, 128)  # one or two consumer warpgroups
-# wgmma N; an N-major B's 128-byte swizzle atom is 64 columns wide (96: K-major B only)
-TILE_NS: tuple[int, ...] = (64, 96, 128, 192, 256)
+# wgmma N; an N-major B's 128-byte swizzle atom is 64 columns wide (32 and 96: K-major B only)
+TILE_NS: tuple[int, ...] = (32, 64, 96, 128, 192, 256)
 # The short-K designs (sessions 35-36): all of K <= 256 in flight in at most this many stages, the
 # smaller footprint holding two CTAs an SM where registers allow (the deep-K tiles keep 6-12 stages
 # and one).
@@ -178,6 +178,10 @@ def wgmma_catalog() -> list[WgmmaConfig]:
     twins hold one, so one CTA's start-up and epilogue overlap another's loads at the mid-size
     configs of more tiles than SMs (M x N >= 2^20, where the tiny regime's CUTLASS picks are at
     0.97-0.99 of the best baseline). Not 128x64: its 384 threads hold one CTA an SM at any depth.
+    And 64x32, B K-major, at 8 stages (session 38): the tile nvjet runs at skinny deep-K configs
+    (64x2048x2048: 64 CTAs of 64 x 32 where our 64 x 64 makes 32; ncu, H200, session 35), twice
+    the CTAs of a 64-wide tile without a split's reduction. Not at 4 stages: the short-K group
+    (search_space.sweep_group) holds eight kernels, the most a group may have to be swept whole.
     Each comes three times: its splits reduced in one cluster's distributed shared memory, and
     through the workspace with no cluster launched (``reduce="global"``, session 16: the cluster
     launch itself cost 10.8 us of a 15.2 us stream at 512x512x12288 in 64x64 x 2 tiles), by the
@@ -199,6 +203,7 @@ def wgmma_catalog() -> list[WgmmaConfig]:
         WgmmaConfig(64, 128, 64, 4),
         WgmmaConfig(64, 64, 64, 4, b_major="k"),
         WgmmaConfig(64, 128, 64, 4, b_major="k"),
+        WgmmaConfig(64, 32, 64, 8, b_major="k"),
     ]
     cat = shapes + [replace(c, reduce=reduce) for reduce in REDUCES[1:] for c in shapes]
     names = [c.name for c in cat]
