@@ -15,6 +15,7 @@
 #    38, first GPU run) on configs_h100.txt, beside the untiled rows; then here grid_bound.py with
 #    call3/floor/floor.csv and OUT/floor/floor.csv (the reduced rows replace their unreduced twins:
 #    the tiny regime's K >= 1024 bound);
+# (and, before ncu, tests/gpu/test_tuner_own.py -k 64x32: the new tiles' first GPU run);
 # then the whole H100 grid with both merges (session 37's call2.sh, BUDGET=500, then BUDGET=250
 # carrying .carry/grid.duckdb.xz) and bundle_grid.sh GRID h100 eb8c0a6389df4160b619d7e1d03ae265
 # OUT_DIR. Session 38's partial grid 638c483a (579 configs, before the band merges) stays evidence.
@@ -25,6 +26,10 @@ top=$OUT
 mkdir -p "$top/band" "$top/ncu" "$top/floor"
 cp $S/call2/merged_manifest.json kernels/h100_F32F16F16F32/manifest.json
 OUT=$top/band PICKS=$S/band_picks_h100.json AB_S=${AB_S:-200} bash benchmarks/tuner/h100-2026-12-07-s37/call1.sh
+# The wgmma family's 64x32 tiles (library f9c2bc0f, session 38) on the GPU first: correctness.
+PYTHONPATH=/tmp/site CUDA_L2_EXPLORER_TUNER_LIB=$(ls -t /tmp/tb/lib/*.so | head -1) timeout 90 \
+  python3 -m pytest -q -rfE -p no:cacheprovider tests/gpu/test_tuner_own.py -k 64x32 >"$top/gpu_tests_64x32.log" 2>&1
+echo "64x32 gpu tests: exit $? $(tail -1 "$top/gpu_tests_64x32.log")"
 OUT=$top/ncu SET=kernels/h100_F32F16F16F32 NCU_FAMILY=$S/ncu_large_configs.txt NCU_SECTIONS='--set full' \
   NCU_REPORT=1 timeout $((450 - SECONDS)) bash benchmarks/harness/v3/run_device.sh ncu-family
 OUT=$top/floor MOVEMENT_FLOOR_TILED=streamr_ bash benchmarks/tuner/movement_floor/run.sh $((570 - SECONDS)) \
