@@ -26,7 +26,8 @@ def main(source_path: str, target_path: str, *families: str) -> None:
         (e["m"], e["n"], e["k"]) for e in target["configs"] if e["best_baseline_us"] / e["time_us"] < below
     }
     picked = [
-        e for e in source["configs"]
+        e
+        for e in source["configs"]
         if (e["m"], e["n"], e["k"]) in changed and e["kernel"].get("family") in families
     ]
     part, parts = (int(x) for x in os.environ.get("PART", "1/1").split("/"))
