@@ -39,11 +39,11 @@ def tiled_rows(rows: dict[str, float], measured_anywhere: Collection[str] = ()) 
     cluster reduction, session 38's rows) was measured, in these rows or in another run's
     (``measured_anywhere``), the twin stands in for it. Runs before those rows, and splits whose
     cluster could not be resident, keep the unreduced row: a looser bound, never a tighter one."""
+    reduced = {name for name in (*rows, *measured_anywhere) if name.startswith("streamr_")}
     return {
         name: t
         for name, t in rows.items()
-        if name.startswith(TILED)
-        and not (name.startswith("stream_") and {"streamr" + name[6:]} & (set(rows) | set(measured_anywhere)))
+        if name.startswith(TILED) and not (name.startswith("stream_") and "streamr" + name[6:] in reduced)
     }
 
 
