@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Planned in session 39 (no device lent that session; issue 15) for the next call, on whichever GPU
+# comes (next_call.sh dispatches here first): the wgmma family's first copies issued before the
+# CTA's barrier (cutlass/sm90_wgmma_splitk.cuh, session 39: each first-round stage's barriers
+# initialised and its copies issued at once, by thread 0, where every barrier was set up, the CTA
+# synchronised and the descriptors prefetched first). Three steps, ~540 s:
+# 1. tests/gpu/test_tuner_own.py -k wgsk on the new library (the change's first GPU run);
+# 2. the wgmma timelines, old and new build, at session 36's four configs and four kernels (the
+#    `issued` and `first_landed` columns say what moved);
+# 3. lib_ab.sh over this GPU's set's wgmma picks under 10 us (wgsk_configs_GPU.txt: 162 on the H100
+#    set with session 38's CUTLASS merges, 174 on the H200 set), old library / new / old / new.
+# Keep the new library only if step 1 passes and lib_ab is >= 1.01 with no pick slower by > 1%
+# beyond the spread; else revert the header and carry the old library on.
+# Prep (here): the new library (`python -m cuda_l2_explorer.tuner.build --out /tmp/tb --jobs 2`,
+# `bash benchmarks/device_carry.sh lib`), the old one as .carry/oldlib.tar.gz (f9c2bc0f), the
+# timeline builds as .carry/timeline_wgsk_{old,new}.tar.gz (`tuner.build --catalog wgmma --only
+# NAMES --timeline --out DIR` at the old and the new header). Carried: .whl, .carry;
+# device_trim.sh out first.
+set -u
+S=benchmarks/tuner/gpu-2026-12-07-s39
+S36=benchmarks/tuner/h200-2026-11-29-s36
+top=$OUT
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+case "$gpu" in
+*H200*) set_dir=kernels/h200_F32F16F16F32 configs=$S/wgsk_configs_h200.txt ;;
+*H100*) set_dir=kernels/h100_F32F16F16F32 configs=$S/wgsk_configs_h100.txt
+  # The H100 set with session 38's 131 CUTLASS merges (their grid is next: next_h100_call1.sh).
+  cp benchmarks/tuner/h100-2026-12-07-s38/call2/merged_manifest.json $set_dir/manifest.json ;;
+*) echo "no plan for $gpu" >&2; exit 2 ;;
+esac
+echo "producer_call.sh on: $gpu" | tee "$top/device.txt"
+nvidia-smi --query-gpu=index,name,driver_version,power.limit,clocks.max.sm --format=csv >"$top/gpu.csv"
+mkdir -p /tmp/setup /tmp/old && OUT=/tmp/setup bash benchmarks/harness/v3/run_device.sh >/dev/null  # wheel, library
+export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1
+new=$(ls -t /tmp/tb/lib/*.so | head -1)
+tar xzf .carry/oldlib.tar.gz -C /tmp/old && old=$(ls /tmp/old/lib/*.so | head -1)
+echo "new $new old $old" | tee -a "$top/device.txt"
+CUDA_L2_EXPLORER_TUNER_LIB=$new timeout 120 python3 -m pytest -q -rfE -p no:cacheprovider \
+  tests/gpu/test_tuner_own.py -k wgsk >"$top/gpu_tests_wgsk.log" 2>&1
+echo "gpu tests (wgsk): exit $? at $SECONDS s: $(tail -1 "$top/gpu_tests_wgsk.log")" | tee -a "$top/device.txt"
+for which in old new; do
+  mkdir -p /tmp/tl_$which && tar xzf .carry/timeline_wgsk_$which.tar.gz -C /tmp/tl_$which
+  timeout 60 python3 benchmarks/tuner/tiny_floor/timeline.py "$(ls /tmp/tl_$which/lib/*.so | head -1)" \
+    $S36/next_timeline_wgsk_configs.txt "$(cat $S36/next_timeline_wgsk_names.txt)" >"$top/timeline_wgsk_$which.csv" 2>&1
+  echo "timeline $which: exit $? at $SECONDS s" | tee -a "$top/device.txt"
+done
+bash benchmarks/tuner/lib_ab.sh "$(cat $configs)" "$old" "$new" $set_dir /tmp/lab $((560 - SECONDS))
+xz -T8 -c /tmp/lab/picks.duckdb >"$top/lib_ab.duckdb.xz"
+cat /tmp/lab/device.txt /tmp/lab/picks.log >"$top/lib_ab.log" 2>/dev/null
+python3 benchmarks/tuner/h100-2026-11-24-s12/picks_ab.py /tmp/lab/picks.duckdb >"$top/lib_ab.txt" 2>&1
+tail -3 "$top/lib_ab.txt"
+ls -la "$top"
