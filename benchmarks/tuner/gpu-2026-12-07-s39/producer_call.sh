@@ -1,21 +1,27 @@
 #!/usr/bin/env bash
 # Planned in session 39 (no device lent that session; issue 15) for the next call, on whichever GPU
 # comes (next_call.sh dispatches here first): the wgmma family's first copies issued before the
-# CTA's barrier (cutlass/sm90_wgmma_splitk.cuh, session 39: each first-round stage's barriers
-# initialised and its copies issued at once, by thread 0, where every barrier was set up, the CTA
-# synchronised and the descriptors prefetched first). Three steps, ~540 s:
-# 1. tests/gpu/test_tuner_own.py -k wgsk on the new library (the change's first GPU run);
+# CTA's barrier (early_copies.patch beside this script, against cutlass/sm90_wgmma_splitk.cuh: each
+# first-round stage's barriers initialised and its copies issued at once, by thread 0, where every
+# barrier was set up, the CTA synchronised and the descriptors prefetched first). Not in the tree
+# until a GPU has run it (the wgmma kernels are picks of both shipped sets and go out in exports),
+# as session 35's spread_store.patch. Three steps, ~540 s:
+# 1. tests/gpu/test_tuner_own.py -k wgsk on the patched library (the change's first GPU run);
 # 2. the wgmma timelines, old and new build, at session 36's four configs and four kernels (the
 #    `issued` and `first_landed` columns say what moved);
 # 3. lib_ab.sh over this GPU's set's wgmma picks under 10 us (wgsk_configs_GPU.txt: 162 on the H100
 #    set with session 38's CUTLASS merges, 174 on the H200 set), old library / new / old / new.
-# Keep the new library only if step 1 passes and lib_ab is >= 1.01 with no pick slower by > 1%
-# beyond the spread; else revert the header and carry the old library on.
-# Prep (here): the new library (`python -m cuda_l2_explorer.tuner.build --out /tmp/tb --jobs 2`,
-# `bash benchmarks/device_carry.sh lib`), the old one as .carry/oldlib.tar.gz (f9c2bc0f), the
-# timeline builds as .carry/timeline_wgsk_{old,new}.tar.gz (`tuner.build --catalog wgmma --only
-# NAMES --timeline --out DIR` at the old and the new header). Carried: .whl, .carry;
-# device_trim.sh out first.
+# Land the patch only if step 1 passes and lib_ab is >= 1.01 with no pick slower by > 1% beyond
+# the spread (then `git apply`, rebuild: library 63734a16); else keep f9c2bc0f.
+# Prep (here; session 39 left these in .carry, /tmp may not keep them):
+#   the old library: `python -m cuda_l2_explorer.tuner.build --out /tmp/tb_old --jobs 2` on the tree
+#   (f9c2bc0f), `tar czf .carry/oldlib.tar.gz -C /tmp/tb_old lib` (its .so and .json only);
+#   its timeline build: `tuner.build --catalog wgmma --only "$(cat $S36/next_timeline_wgsk_names.txt)"
+#   --timeline --out /tmp/tl_old`, `tar czf .carry/timeline_wgsk_old.tar.gz -C /tmp/tl_old lib`;
+#   then `git apply early_copies.patch`, `pip install --no-deps --force-reinstall .`, the same two
+#   builds into /tmp/tb (63734a16: `bash benchmarks/device_carry.sh lib`) and /tmp/tl_new
+#   (.carry/timeline_wgsk_new.tar.gz), and `git checkout cutlass/sm90_wgmma_splitk.cuh` and
+#   reinstall (nothing unmeasured committed). Carried: .whl, .carry; device_trim.sh out first.
 set -u
 S=benchmarks/tuner/gpu-2026-12-07-s39
 S36=benchmarks/tuner/h200-2026-11-29-s36
