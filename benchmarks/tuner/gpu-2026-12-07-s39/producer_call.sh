@@ -12,14 +12,14 @@
 # 3. lib_ab.sh over this GPU's set's wgmma picks under 10 us (wgsk_configs_GPU.txt: 162 on the H100
 #    set with session 38's CUTLASS merges, 174 on the H200 set), old library / new / old / new.
 # Land the patch only if step 1 passes and lib_ab is >= 1.01 with no pick slower by > 1% beyond
-# the spread (then `git apply`, rebuild: library 63734a16); else keep f9c2bc0f.
+# the spread (then `git apply`, rebuild: library dc427318); else keep f9c2bc0f.
 # Prep (here; session 39 left these in .carry, /tmp may not keep them):
 #   the old library: `python -m cuda_l2_explorer.tuner.build --out /tmp/tb_old --jobs 2` on the tree
 #   (f9c2bc0f), `tar czf .carry/oldlib.tar.gz -C /tmp/tb_old lib` (its .so and .json only);
 #   its timeline build: `tuner.build --catalog wgmma --only "$(cat $S36/next_timeline_wgsk_names.txt)"
 #   --timeline --out /tmp/tl_old`, `tar czf .carry/timeline_wgsk_old.tar.gz -C /tmp/tl_old lib`;
 #   then `git apply early_copies.patch`, `pip install --no-deps --force-reinstall .`, the same two
-#   builds into /tmp/tb (63734a16: `bash benchmarks/device_carry.sh lib`) and /tmp/tl_new
+#   builds into /tmp/tb (dc427318: `bash benchmarks/device_carry.sh lib`) and /tmp/tl_new
 #   (.carry/timeline_wgsk_new.tar.gz), and `git checkout cutlass/sm90_wgmma_splitk.cuh` and
 #   reinstall (nothing unmeasured committed). Carried: .whl, .carry; device_trim.sh out first.
 set -u
