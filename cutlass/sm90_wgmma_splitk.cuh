@@ -257,20 +257,61 @@ __global__ void __launch_bounds__(S::kThreads, 1)
   int kt_begin, kt_count;
   split_k_range(split, k_tiles, splits, kt_begin, kt_count);
 
+  // The producer's copies of k-tile i (of this split) into its stage: the stage's bytes expected on
+  // its full barrier, then A's box (with multicast, this CTA's half, landing in both CTAs) and B's.
+  auto issue_k_tile = [&](int i) {
+    Tensor mA = tma_a.get_tma_tensor(make_shape(M, K));
+    Tensor mB = tma_b.get_tma_tensor(make_shape(N, K));
+    Tensor gA = local_tile(mA, make_shape(Int<S::kBM>{}, Int<S::kBK>{}), make_coord(m_blk, _));
+    Tensor gB = local_tile(mB, make_shape(Int<S::kBN>{}, Int<S::kBK>{}), make_coord(n_blk, _));
+    auto cta_a = tma_a.get_slice(pair);  // with multicast, this CTA's half of the A box
+    auto cta_b = tma_b.get_slice(Int<0>{});
+    const int stage = i % S::kStages;
+    FullBarrier::arrive_and_expect_tx(&shared.full[stage], S::kStageBytes);
+    if constexpr (kMc > 1) {
+      const uint16_t both = uint16_t(((1u << kMc) - 1) << (kMc * split));
+      copy(tma_a.with(shared.full[stage], both), cta_a.partition_S(gA)(_, _, _, kt_begin + i),
+           cta_a.partition_D(sA)(_, _, _, stage));
+    } else {
+      copy(tma_a.with(shared.full[stage]), cta_a.partition_S(gA)(_, _, _, kt_begin + i),
+           cta_a.partition_D(sA)(_, _, _, stage));
+    }
+    copy(tma_b.with(shared.full[stage]), cta_b.partition_S(gB)(_, _, _, kt_begin + i),
+         cta_b.partition_D(sB)(_, _, _, stage));
+  };
+  // Stages whose copies leave before the CTA's barrier: without multicast, the first kEarlyStages
+  // of the first round, each issued as soon as its own barriers are initialised (as the tiny
+  // family's copies: the first copy no longer waits for every stage's set-up, the CTA's barrier and
+  // the producer's views, 0.75-1.9 us from the CTA's start to the first round issued in session
+  // 38's wgmma timelines). Two, not the whole round: the consumers pass the CTA's barrier only
+  // once they are issued, and at ~250 cycles a stage two are issued long before the first lands
+  // (~1300 cycles), where a whole round of 8-12 stages would hold the consumers past it and, with
+  // more k-tiles than stages, delay the ring's first refill. With multicast a copy lands in the
+  // peer's barriers too: every barrier of both CTAs is initialised, and the pair synchronised,
+  // before the first copy.
+  constexpr int kEarlyStages = 2;
+  const int early = kMc == 1 ? min(kt_count, kEarlyStages) : 0;
   if (tid == 0) {
+    prefetch_tma_descriptor(tma_a.get_tma_descriptor());  // fetched while the barriers are set up
+    prefetch_tma_descriptor(tma_b.get_tma_descriptor());
     for (int s = 0; s < S::kStages; ++s) {
-      FullBarrier::init(&shared.full[s], 1);                     // the producer's arrive, with its bytes
+      FullBarrier::init(&shared.full[s], 1);  // the producer's arrive, with its bytes
       // Every consumer thread releases the stage; with multicast, one thread per consumer
       // warpgroup of each CTA in the pair (the pair's loads land in both). One arrival per
       // warpgroup without multicast measured the same (H100, 120 deep-K configs: 0.999).
       EmptyBarrier::init(&shared.empty[s], kMc == 1 ? S::kConsumerThreads : kMc * S::kConsumers);
+      if (s < early) {
+        cutlass::arch::fence_barrier_init();  // this stage's barriers are visible to its copies
+        issue_k_tile(s);  // the first round: its stage is free
+      }
     }
     cutlass::arch::fence_barrier_init();
+    if (early == min(kt_count, S::kStages)) L2X_STAMP(kStampIssued);  // the whole first round
   }
   if constexpr (kMc > 1) {
     cluster_sync();  // the peer's barriers are initialised before anything lands in them
   } else {
-    __syncthreads();
+    __syncthreads();  // the barriers are initialised before the consumers wait on them
   }
 
   typename S::TiledMma tiled_mma;
@@ -278,31 +319,10 @@ __global__ void __launch_bounds__(S::kThreads, 1)
 
   if (tid < 128) {
     if (tid == 0) {  // the producer: one thread issues every TMA load of this split
-      prefetch_tma_descriptor(tma_a.get_tma_descriptor());
-      prefetch_tma_descriptor(tma_b.get_tma_descriptor());
-      Tensor mA = tma_a.get_tma_tensor(make_shape(M, K));
-      Tensor mB = tma_b.get_tma_tensor(make_shape(N, K));
-      Tensor gA = local_tile(mA, make_shape(Int<S::kBM>{}, Int<S::kBK>{}), make_coord(m_blk, _));
-      Tensor gB = local_tile(mB, make_shape(Int<S::kBN>{}, Int<S::kBK>{}), make_coord(n_blk, _));
-      auto cta_a = tma_a.get_slice(pair);  // with multicast, this CTA's half of the A box
-      auto cta_b = tma_b.get_slice(Int<0>{});
-      Tensor tAgA = cta_a.partition_S(gA);
-      Tensor tAsA = cta_a.partition_D(sA);
-      Tensor tBgB = cta_b.partition_S(gB);
-      Tensor tBsB = cta_b.partition_D(sB);
-      for (int i = 0; i < kt_count; ++i) {
-        const int stage = i % S::kStages;
-        const int phase = (i / S::kStages) & 1;
-        EmptyBarrier::wait(&shared.empty[stage], phase ^ 1);  // the first round passes at once
-        FullBarrier::arrive_and_expect_tx(&shared.full[stage], S::kStageBytes);
-        if constexpr (kMc > 1) {
-          const uint16_t both = uint16_t(((1u << kMc) - 1) << (kMc * split));
-          copy(tma_a.with(shared.full[stage], both), tAgA(_, _, _, kt_begin + i), tAsA(_, _, _, stage));
-        } else {
-          copy(tma_a.with(shared.full[stage]), tAgA(_, _, _, kt_begin + i), tAsA(_, _, _, stage));
-        }
-        copy(tma_b.with(shared.full[stage]), tBgB(_, _, _, kt_begin + i), tBsB(_, _, _, stage));
-        if (i == (kt_count < S::kStages ? kt_count : S::kStages) - 1) L2X_STAMP(kStampIssued);  // every stage's first copies
+      for (int i = early; i < kt_count; ++i) {
+        EmptyBarrier::wait(&shared.empty[i % S::kStages], ((i / S::kStages) & 1) ^ 1);  // round 0 passes at once
+        issue_k_tile(i);
+        if (i == min(kt_count, S::kStages) - 1) L2X_STAMP(kStampIssued);  // the whole first round
       }
     }
   } else {  // the consumer warpgroups

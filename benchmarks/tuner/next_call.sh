@@ -4,15 +4,14 @@
 # set's from an H200. Runs the plan NOTES.md names for the GPU that came:
 #   run(command="bash benchmarks/tuner/next_call.sh", carry=[".whl", ".carry"])
 # after `bash benchmarks/device_carry.sh lib` and `bash benchmarks/device_trim.sh out`.
-# First (session 39), on either GPU: the wgmma family's early copies A/B'd against the library
-# before them (gpu-2026-12-07-s39/producer_call.sh, its header lists the carried files); its
-# result decides which library the plans below run. PLAN=gpu skips it.
+# (Session 39's producer A/B ran first on the H100 and landed: PLAN=producer runs it again,
+# gpu-2026-12-07-s39/producer_call.sh, for the H200's set.)
 set -u
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 echo "next_call.sh on: $gpu"
-[ "${PLAN:-producer}" = producer ] && exec bash benchmarks/tuner/gpu-2026-12-07-s39/producer_call.sh
+[ "${PLAN:-gpu}" = producer ] && exec bash benchmarks/tuner/gpu-2026-12-07-s39/producer_call.sh
 case "$gpu" in
 *H200*) exec bash benchmarks/tuner/h200-2026-12-07-s38/next_call1.sh ;;
-*H100*) exec bash benchmarks/tuner/h100-2026-12-07-s38/next_h100_call1.sh ;;
+*H100*) exec bash benchmarks/tuner/h100-2026-12-07-s38/next_h100_research.sh 2 ;;  # then 3, then the grid (NOTES)
 *) echo "no plan for $gpu" >&2; exit 2 ;;
 esac

@@ -13,7 +13,10 @@
 #    set with session 38's CUTLASS merges, 174 on the H200 set), old library / new / old / new.
 # Land the patch only if step 1 passes and lib_ab is >= 1.01 with no pick slower by > 1% beyond
 # the spread (then `git apply`, rebuild: library dc427318); else keep f9c2bc0f.
-# Prep (here; session 39 left these in .carry, /tmp may not keep them):
+# Ran on an H100 in session 39 (call 1 of h100-2026-12-07-s39: 1.033), and the patch is in the tree
+# since: for the H200, the old library is the tree with the patch reversed (`git apply -R`), the
+# new one the tree as it is; the rest as below.
+# Prep (session 39, before the patch landed; /tmp may not keep these):
 #   the old library: `python -m cuda_l2_explorer.tuner.build --out /tmp/tb_old --jobs 2` on the tree
 #   (f9c2bc0f), `tar czf .carry/oldlib.tar.gz -C /tmp/tb_old lib` (its .so and .json only);
 #   its timeline build: `tuner.build --catalog wgmma --only "$(cat $S36/next_timeline_wgsk_names.txt)"

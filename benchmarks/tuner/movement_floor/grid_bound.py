@@ -10,8 +10,8 @@ speedup is the lowest of:
 - the movement floor (the fastest move_u* row of a FLOOR_CSV: every byte moved once, no math),
   carried over through cuBLAS as ceilings.py does;
 - the tiled movement (the fastest bulk_*, stream_* or streamr_* row: a tiling's panels read, no
-  math; a split row's reduction counted where it was measured: ceilings.tiled_rows), over the
-  tilings measured only: another tiling could move less;
+  math; a split row without its reduction, which a kernel may do another way: ceilings.tiled_rows),
+  over the tilings measured only: another tiling could move less;
 - for the large regime from K = 1024 up, 1 / 0.982: the best baseline's tensor pipe was busy
   98.2% of the cycles at 12288x12288x2048 (h200-2026-11-28-s28/call3/ncu3), so at the same clock
   no kernel takes more than 1.8% fewer (one config measured, applied to its neighbours; on the
@@ -51,13 +51,12 @@ def config_bounds(
     bounds = {"analytic": best / ceiling_seconds(shape, gpu)}
     if gpu in LARGE_TENSOR_BUSY and regime(shape, gpu) == "large" and config[2] >= 1024:
         bounds["tensor busy"] = 1 / LARGE_TENSOR_BUSY[gpu]
-    measured_anywhere = {name for rows in floor_rows for name in rows}
     for rows in floor_rows:
         if nn is None or "cublas" not in rows:
             continue
         carry = best / nn * rows["cublas"]
         moves = [rows[m] for m in MOVES if m in rows]
-        tiled = list(tiled_rows(rows, measured_anywhere).values())
+        tiled = list(tiled_rows(rows).values())
         # Across floor runs the fastest movement counts (a bound must hold for every kernel).
         if moves:
             bounds["movement"] = max(bounds.get("movement", 0.0), carry / min(moves))
