@@ -32,7 +32,8 @@ def test_manifest_covers_the_grid_with_harness_figures(device) -> None:
         assert e["gpu"] in DEVICES and e["harness_version"]  # the GPU its search ran on
     if device == "h200":  # the H100 set with the picks a search or an A/B on the H200 changed
         h100_entries = mf.load(manifest_path("h100"))["configs"]
-        h100 = {(e["m"], e["n"], e["k"]): mf.pick_key(e) for e in h100_entries}
+        by_shape = {(e["m"], e["n"], e["k"]): e for e in h100_entries}
+        h100 = {shape: mf.pick_key(e) for shape, e in by_shape.items()}
         changed = {
             (e["m"], e["n"], e["k"])
             for e in data["configs"]
@@ -42,7 +43,6 @@ def test_manifest_covers_the_grid_with_harness_figures(device) -> None:
         derived = {(e["m"], e["n"], e["k"]): e for e in data["configs"] if "derived_from" in e}
         # Or an H100 search's pick this set took from the H100 set, which the H100 set has since
         # replaced (session 39's merges): the H100 entry is the newer.
-        by_shape = {(e["m"], e["n"], e["k"]): e for e in h100_entries}
         superseded = {
             (e["m"], e["n"], e["k"])
             for e in data["configs"]

@@ -10,9 +10,8 @@ floor run). Prints per regime (db.shapes, the roofline of the run's GPU): config
 ceiling, how many configs have a ceiling under 1.10, ours over the best baseline, and the grid's
 cuBLAS-nn over the floor run's (how much colder the grid's rotation is); then the ten lowest
 ceilings. Where the floor run has tiled rows (bulk_TMxTN, one stage; stream_TMxTN_sS, pipelined TMA
-stages; streamr_TMxTN_sS, split with the cluster reduction: never faster than its unreduced twin,
-which stays the bound, tiled_rows),
-a second table carries the fastest of them over the same way, per regime and, for the
+stages; streamr_TMxTN_sS, split with the cluster reduction, never faster than its unreduced twin:
+tiled_rows), a second table carries the fastest of them over the same way, per regime and, for the
 tiny regime, per K: the ceiling of a kernel that reads a tile's A and B panels (re-reading each
 N / TN and M / TM times).
 """
