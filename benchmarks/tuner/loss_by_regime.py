@@ -1,6 +1,6 @@
 """Where our set loses, per regime, from a grid's raw rows (device time, best of the seven baselines).
 
-    python benchmarks/tuner/loss_by_regime.py MEASUREMENTS [--run RUN_ID] [--tuned MANIFEST]
+    python benchmarks/tuner/loss_by_regime.py MEASUREMENTS [--run RUN] [--tuned MANIFEST] [--picks MANIFEST]
 
 MEASUREMENTS is a store (.duckdb) or a measurements Parquet file with a harness-3 offline run of
 our set (an older bundle: ``git show 6c93c21:db/bundled/measurements.parquet > m.parquet``);
@@ -10,7 +10,9 @@ geomean of best-baseline time / ours and the sum of its logs (how much of the gr
 regime holds), then the geomean fraction of the physical floor (SPEC section 7,
 db.shapes.floor_seconds) that ours and the best baseline reach per regime. With ``--tuned`` (a
 manifest a re-search wrote), the same over the configs it re-searched: ours as the grid measured it
-against min(grid, the re-search's own time), both over the grid's best baseline.
+against min(grid, the re-search's own time), both over the grid's best baseline. With ``--picks``
+(the set's manifest the grid measured), the same geomean and sum of logs per regime and kernel
+family (the kernel name's first word): which family holds a regime's loss.
 """
 
 from __future__ import annotations
@@ -56,6 +58,15 @@ def by_regime(ratios: dict[Config, float], gpu: str = "h100") -> list[tuple[str,
     ]
 
 
+def by_family(ratios: dict[Config, float], picks: dict[Config, str], gpu: str = "h100"):
+    """(regime, family, configs, geomean, sum of logs), largest loss (lowest sum) first in each regime."""
+    logs: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for config, ratio in ratios.items():
+        logs[(regime(Shape(*config), gpu), picks[config].split("_")[0])].append(math.log(ratio))
+    rows = [(r, f, len(v), math.exp(sum(v) / len(v)), sum(v)) for (r, f), v in logs.items()]
+    return sorted(rows, key=lambda row: (REGIMES.index(row[0]), row[4]))
+
+
 def _floor(config: Config, gpu: str) -> float:
     floor = floor_seconds(Shape(*config), gpu)
     assert floor is not None
@@ -67,6 +78,7 @@ def main() -> None:
     ap.add_argument("measurements", type=Path)
     ap.add_argument("--run", default="", help="a run id (or its prefix)")
     ap.add_argument("--tuned", type=Path, help="a re-search's manifest.json")
+    ap.add_argument("--picks", type=Path, help="the set's manifest.json the grid measured")
     ap.add_argument("--gpu", default="h100", help="regimes and floor of this GPU (h100, h200)")
     args = ap.parse_args()
     gpu = args.gpu
@@ -79,6 +91,15 @@ def main() -> None:
     best = {r: g for r, _, g, _ in by_regime({c: _floor(c, gpu) / b for c, (b, _) in times.items()}, gpu)}
     for name, count, geomean, _ in ours:
         print(f"{name:8} {count:7} {geomean:8.3f} {best[name]:8.3f}")
+    if args.picks:
+        picks = {
+            (e["m"], e["n"], e["k"]): e["kernel_name"] for e in json.loads(args.picks.read_text())["configs"]
+        }
+        print("\nregime   family   configs  geomean  sum_ln")
+        for name, family, count, geomean, total in by_family(
+            {c: b / o for c, (b, o) in times.items()}, picks, gpu
+        ):
+            print(f"{name:8} {family:8} {count:7} {geomean:8.3f} {total:7.1f}")
     if args.tuned:
         tuned = {
             (e["m"], e["n"], e["k"]): e["time_us"] * 1e-6
