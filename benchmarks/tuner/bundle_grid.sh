@@ -11,7 +11,8 @@
 # 3. the package reinstalled (the CLI and the tests read the installed bundled dataset);
 # 4. the README's generated parts: headline tables and plot, console examples;
 # 5. reports in OUT_DIR: merged_picks.json (the picks the base manifest did not have),
-#    grid_vs_OLD.txt (grid_vs_previous.py), loss_by_regime_RUN.txt, recommendation_floor_RUN.txt.
+#    grid_vs_OLD.txt (grid_vs_previous.py), loss_by_regime_RUN.txt (by regime and kernel family),
+#    recommendation_floor_RUN.txt.
 # The prose (README, GRID.md, NOTES) stays for a person; the reports hold its figures.
 # BASE_REF (default HEAD): the commit whose manifest and bundled dataset the grid is compared
 # with, when the merged manifest was committed before the grid ran (session 36).
@@ -54,7 +55,7 @@ python benchmarks/readme_headline.py
 python benchmarks/readme_examples.py
 python benchmarks/tuner/grid_vs_previous.py "$base" "${old_run:0:8}" . "$short" "$out/merged_picks.json" \
   >"$out/grid_vs_${old_run:0:8}.txt"
-python benchmarks/tuner/loss_by_regime.py db/bundled/measurements.parquet --run "$short" --gpu "$gpu" \
+python benchmarks/tuner/loss_by_regime.py db/bundled/measurements.parquet --run "$short" --gpu "$gpu" --picks "$manifest" \
   >"$out/loss_by_regime_$short.txt"
 python benchmarks/tuner/recommendation_floor.py "$short" --gpu "$gpu" >"$out/recommendation_floor_$short.txt"
 echo "done: review git diff (README, db/bundled, $manifest) and $out/*_$short.txt, grid_vs_${old_run:0:8}.txt"
