@@ -37,13 +37,7 @@ case "$gpu" in
   cp benchmarks/tuner/h100-2026-12-07-s38/call2/merged_manifest.json $set_dir/manifest.json ;;
 *) echo "no plan for $gpu" >&2; exit 2 ;;
 esac
-echo "producer_call.sh on: $gpu" | tee "$top/device.txt"
-nvidia-smi --query-gpu=index,name,driver_version,power.limit,clocks.max.sm --format=csv >"$top/gpu.csv"
-mkdir -p /tmp/setup /tmp/old && OUT=/tmp/setup bash benchmarks/harness/v3/run_device.sh >/dev/null  # wheel, library
-export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1
-new=$(ls -t /tmp/tb/lib/*.so | head -1)
-tar xzf .carry/oldlib.tar.gz -C /tmp/old && old=$(ls /tmp/old/lib/*.so | head -1)
-echo "new $new old $old" | tee -a "$top/device.txt"
+. benchmarks/tuner/lib_pair.sh && lib_pair producer_call.sh || exit 2
 CUDA_L2_EXPLORER_TUNER_LIB=$new timeout 120 python3 -m pytest -q -rfE -p no:cacheprovider \
   tests/gpu/test_tuner_own.py -k wgsk >"$top/gpu_tests_wgsk.log" 2>&1
 echo "gpu tests (wgsk): exit $? at $SECONDS s: $(tail -1 "$top/gpu_tests_wgsk.log")" | tee -a "$top/device.txt"

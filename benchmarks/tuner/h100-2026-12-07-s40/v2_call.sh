@@ -31,14 +31,7 @@ case "$gpu" in
 *H100*) set_dir=kernels/h100_F32F16F16F32 configs=$S/v2_configs_h100.txt ;;
 *) echo "no plan for $gpu" >&2; exit 2 ;;
 esac
-echo "v2_call.sh on: $gpu" | tee "$top/device.txt"
-nvidia-smi --query-gpu=index,name,driver_version,power.limit,clocks.max.sm --format=csv >"$top/gpu.csv"
-mkdir -p /tmp/setup /tmp/old && OUT=/tmp/setup bash benchmarks/harness/v3/run_device.sh >/dev/null  # wheel, library
-export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1
-new=$(ls -t /tmp/tb/lib/*.so | head -1)
-tar xzf .carry/oldlib.tar.gz -C /tmp/old && old=$(ls /tmp/old/lib/*.so | head -1)
-echo "new $new old $old" | tee -a "$top/device.txt"
-[ "$(basename "$old")" != "$(basename "$new")" ] || { echo "old and new are one library" | tee -a "$top/device.txt"; exit 2; }
+. benchmarks/tuner/lib_pair.sh && lib_pair v2_call.sh || exit 2
 CUDA_L2_EXPLORER_TUNER_LIB=$new timeout 150 python3 -m pytest -q -rfE -p no:cacheprovider \
   tests/gpu/test_tuner_own.py >"$top/gpu_tests_own.log" 2>&1
 status=$?
