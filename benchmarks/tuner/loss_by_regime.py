@@ -58,7 +58,9 @@ def by_regime(ratios: dict[Config, float], gpu: str = "h100") -> list[tuple[str,
     ]
 
 
-def by_family(ratios: dict[Config, float], picks: dict[Config, str], gpu: str = "h100"):
+def by_family(
+    ratios: dict[Config, float], picks: dict[Config, str], gpu: str = "h100"
+) -> list[tuple[str, str, int, float, float]]:
     """(regime, family, configs, geomean, sum of logs), largest loss (lowest sum) first in each regime."""
     logs: dict[tuple[str, str], list[float]] = defaultdict(list)
     for config, ratio in ratios.items():
