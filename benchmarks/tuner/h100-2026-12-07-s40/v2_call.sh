@@ -10,6 +10,8 @@
 # 2. lib_ab.sh over this GPU's set's picks v2 touches (v2_configs_GPU.txt; groups in v2_groups.json:
 #    cluster-reduced 36 / deep-stage wgmma 71 / both 9 on the H100 set; 37 / 99 / 13 on the H200's),
 #    dc427318 / v2 / dc427318 / v2, then picks_ab.py (per config) and v2_groups.json's groups.
+# PART=cluster: the A/B over the cluster-reduced picks only (the first two groups' 45 on the H100
+# set, 50 on the H200's: v2_configs_GPU_cluster.txt), for a call with little device time left.
 # Land v2 (git apply, rebuild, device_carry.sh lib) if step 1 passes and a group is >= 1.01 with no
 # pick slower by > 1% beyond the spread; a group that loses is reverted in its part of the patch.
 # Prep on the CPU machine (a new session has neither library):
@@ -17,7 +19,7 @@
 #   mkdir -p .carry && tar czf .carry/oldlib.tar.gz -C /tmp/tb lib          # the old library
 #   git apply benchmarks/tuner/h100-2026-12-07-s40/v2_library.patch
 #   pip install -q --no-deps --force-reinstall . && rm -rf build
-#   python -m cuda_l2_explorer.tuner.build --out /tmp/tb --jobs 2          # v2: 29 TUs, the rest cached
+#   python -m cuda_l2_explorer.tuner.build --out /tmp/tb --jobs 2          # v2 (eea217c0): 29 TUs, 4 min
 #   bash benchmarks/device_carry.sh lib                                      # the newest .so: v2
 #   git checkout tuner/csrc cutlass && pip install -q --no-deps --force-reinstall .  # nothing unmeasured committed
 # (.carry/oldlib.tar.gz must then hold only dc427318: build it before v2, or delete v2's .so first.)
@@ -27,8 +29,8 @@ S=benchmarks/tuner/h100-2026-12-07-s40
 top=$OUT
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 case "$gpu" in
-*H200*) set_dir=kernels/h200_F32F16F16F32 configs=$S/v2_configs_h200.txt ;;
-*H100*) set_dir=kernels/h100_F32F16F16F32 configs=$S/v2_configs_h100.txt ;;
+*H200*) set_dir=kernels/h200_F32F16F16F32 configs=$S/v2_configs_h200${PART:+_$PART}.txt ;;
+*H100*) set_dir=kernels/h100_F32F16F16F32 configs=$S/v2_configs_h100${PART:+_$PART}.txt ;;
 *) echo "no plan for $gpu" >&2; exit 2 ;;
 esac
 . benchmarks/tuner/lib_pair.sh && lib_pair v2_call.sh || exit 2
