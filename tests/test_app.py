@@ -428,11 +428,16 @@ async def test_k_opens_the_set_list_and_the_palette_switches_sets(app_db):
         assert app.shown == app.selections[last]
 
 
-async def test_filter_and_sort_within_50_ms_on_a_full_grid(tmp_path):
+CPU_MS_BOUND = 80  # half the fastest the replaced DataTable took
+
+
+async def test_filter_and_sort_within_80_ms_on_a_full_grid(tmp_path):
     """The bundled H100 published set (1000 configs): a filter or a sort, from the key to a full
-    frame drawn, costs the app at most 50 ms of CPU (median of seven; CPU time, so that other work
+    frame drawn, costs the app at most 80 ms of CPU (median of seven; CPU time, so that other work
     on the machine does not count, each timed once the app's workers are done, so that none of
-    theirs does either). The DataTable this replaced took 160-500 ms."""
+    theirs does either). The DataTable this replaced took 160-500 ms. Measured on the two-core CI
+    machine: a median of 33-40 ms alone, 50.4 ms beside the other xdist worker's nvcc (its CPU time
+    inflated by the shared core's caches), which a 50 ms bound failed (2026-12-08)."""
     app = ExplorerApp(tmp_path / "none.duckdb", with_bundled=True)
     async with app.run_test(size=(160, 48)) as pilot:
         await _ready(pilot)
@@ -462,14 +467,14 @@ async def test_filter_and_sort_within_50_ms_on_a_full_grid(tmp_path):
         filters = [await filtered(t) for t in texts]
         assert pane.view.height == 900
         print(f"filter {sorted(filters)} ms (CPU, key to frame)")
-        assert statistics.median(filters) <= 50
+        assert statistics.median(filters) <= CPU_MS_BOUND
         await pilot.press("escape")
         sorts = [await cpu_ms("S") for _ in range(7)]  # reverse the sort: all 900 rows reordered
         assert pane.sort_reverse and pane.view["speedup"].to_list() == sorted(
             pane.view["speedup"].to_list(), reverse=True
         )
         print(f"sort {sorted(sorts)} ms (CPU, key to frame)")
-        assert statistics.median(sorts) <= 50
+        assert statistics.median(sorts) <= CPU_MS_BOUND
 
 
 def _over_best(path) -> dict[tuple[int, int, int], float]:
