@@ -48,23 +48,25 @@ def grid_times(path: Path, run: str = "") -> dict[Config, tuple[float, float]]:
     return {(m, n, k): (base, ours) for m, n, k, base, ours in rows if base and ours}
 
 
+def _logs_by(ratios: dict[Config, float], key) -> dict:
+    """The logs of the ratios, grouped by ``key(config)``."""
+    logs: dict = defaultdict(list)
+    for config, ratio in ratios.items():
+        logs[key(config)].append(math.log(ratio))
+    return logs
+
+
 def by_regime(ratios: dict[Config, float], gpu: str = "h100") -> list[tuple[str, int, float, float]]:
     """(regime, configs, geomean, sum of logs) per regime present (the regimes of ``gpu``'s roofline)."""
-    logs: dict[str, list[float]] = defaultdict(list)
-    for (m, n, k), ratio in ratios.items():
-        logs[regime(Shape(m, n, k), gpu)].append(math.log(ratio))
-    return [
-        (r, len(logs[r]), math.exp(sum(logs[r]) / len(logs[r])), sum(logs[r])) for r in REGIMES if logs[r]
-    ]
+    logs = _logs_by(ratios, lambda c: regime(Shape(*c), gpu))
+    return [(r, len(v), math.exp(sum(v) / len(v)), sum(v)) for r in REGIMES if (v := logs.get(r))]
 
 
 def by_family(
     ratios: dict[Config, float], picks: dict[Config, str], gpu: str = "h100"
 ) -> list[tuple[str, str, int, float, float]]:
     """(regime, family, configs, geomean, sum of logs), largest loss (lowest sum) first in each regime."""
-    logs: dict[tuple[str, str], list[float]] = defaultdict(list)
-    for config, ratio in ratios.items():
-        logs[(regime(Shape(*config), gpu), picks[config].split("_")[0])].append(math.log(ratio))
+    logs = _logs_by(ratios, lambda c: (regime(Shape(*c), gpu), picks[c].split("_")[0]))
     rows = [(r, f, len(v), math.exp(sum(v) / len(v)), sum(v)) for (r, f), v in logs.items()]
     return sorted(rows, key=lambda row: (REGIMES.index(row[0]), row[4]))
 
