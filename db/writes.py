@@ -98,9 +98,20 @@ def start_run(
     )
 
 
-def reopen_run(store: Store, run_id: str) -> None:
-    """A resumed run is 'running' again."""
-    store.con.execute("UPDATE main.runs SET status = 'running' WHERE run_id = ?", [run_id])
+RESUMED_BY = " ; resumed by: "
+
+
+def reopen_run(store: Store, run_id: str, command_line: str) -> None:
+    """A resumed run is 'running' again, and its command line names every part that ran it
+    (the first part's alone said nothing of the options the rest were measured under). A call
+    that measures in batches reopens its own run once a batch: its command is named once."""
+    store.con.execute(
+        "UPDATE main.runs SET status = 'running', command_line = CASE "
+        "WHEN command_line IS NULL THEN $cmd "
+        "WHEN command_line = $cmd OR ends_with(command_line, $sep || $cmd) THEN command_line "
+        "ELSE command_line || $sep || $cmd END WHERE run_id = $run",
+        {"cmd": command_line, "sep": RESUMED_BY, "run": run_id},
+    )
 
 
 def finish_run(store: Store, run_id: str, status: str, clock_end_mhz: int | None) -> None:

@@ -232,6 +232,8 @@ def test_an_imported_set_is_built_and_measured_a_batch_at_a_time_in_one_run(db_p
     with Store.open(db_path) as store:
         assert store.scalar("SELECT count(*) FROM runs") == 1
         assert store.scalar("SELECT count(*) FROM run_configs WHERE run_id = ?", [run.run_id]) == 5
+        # Each batch reopens the run; one command measured it, and it is named once.
+        assert store.scalar("SELECT command_line FROM runs") == "test"
         assert store.scalar("SELECT status FROM runs") == "complete"
 
 
@@ -265,7 +267,7 @@ def test_time_budget_stops_starting_configs_and_the_run_resumes(db_path, monkeyp
     plan.time_budget_s = 0.5
     with Store.open(db_path) as store:
         _set_row(store)
-    run_id, summary = runner.run_plan(_opener(db_path), plan, "test")
+    run_id, summary = runner.run_plan(_opener(db_path), plan, "bench --time-budget 0.5")
     assert summary["status"] == "interrupted" and 1 <= summary["measured_now"] < len(shapes)
     first = summary["measured_now"]
     assert summary["done_earlier"] == 0 and summary["left"] == len(shapes) - first
@@ -274,12 +276,15 @@ def test_time_budget_stops_starting_configs_and_the_run_resumes(db_path, monkeyp
         found = runner.find_resumable(store, None, "planted/h100_F32F16F16F32", "offline")
     assert found[0] == run_id
     plan.time_budget_s = None
-    _, summary = runner.run_plan(_opener(db_path), plan, "test", resume=found)
+    _, summary = runner.run_plan(_opener(db_path), plan, "bench --resume", resume=found)
     assert summary["status"] == "complete"
     assert summary["done_earlier"] == first and summary["left"] == 0
     assert summary["measured_now"] == len(shapes) - first
     with Store.open(db_path) as store:
         assert store.scalar("SELECT count(*) FROM run_configs WHERE run_id = ?", [run_id]) == len(shapes)
+        # The provenance names both parts: the options the later configs were measured under too.
+        command = store.scalar("SELECT command_line FROM runs WHERE run_id = ?", [run_id])
+    assert command == "bench --time-budget 0.5 ; resumed by: bench --resume"
 
 
 def test_a_resumed_run_measures_with_the_protocol_it_started_with(db_path, monkeypatch):
@@ -297,7 +302,7 @@ def test_a_resumed_run_measures_with_the_protocol_it_started_with(db_path, monke
     plan.time_budget_s = 0.25
     with Store.open(db_path) as store:
         _set_row(store)
-    run_id, summary = runner.run_plan(_opener(db_path), plan, "test")
+    run_id, summary = runner.run_plan(_opener(db_path), plan, "bench --time-budget 0.5")
     assert summary["status"] == "interrupted" and 1 <= summary["measured_now"] < len(shapes)
     monkeypatch.setenv("FAKE_WORKER_DELAY", "0")
     with Store.open(db_path) as store:

@@ -404,7 +404,7 @@ def _open_runs(
         else:
             run.run_id = run_id
             with store.transaction():
-                writes.reopen_run(store, run_id)
+                writes.reopen_run(store, run_id, command_line)
         finished = reads.done_configs(store, run.run_id)
         run.total = len(plan.shapes)
         run.done = run.done_earlier = sum(1 for s in plan.shapes if s in finished)

@@ -8,6 +8,8 @@
 # A warm machine keeps the previous step's merged manifest and grid store in /tmp/s40: each step
 # starts from them, so the steps need no round trip through this machine (which the 30 s idle
 # release would not leave time for); a fresh machine starts from the tree's manifest.
+# CONFIGS=FILE (M_N_K,...): a part step searches those configs instead of session 38's part list
+# (session 41's large configs under 0.98 in grid 1a070160).
 set -u
 step=${1:?part2, part3, grid or resume}
 state=/tmp/s40
@@ -27,7 +29,11 @@ if [ -f $state/manifest.json ]; then
 fi
 case "$step" in
 part2 | part3)
-  SEARCH_S=${SEARCH_S:-150} AB_S=${AB_S:-150} bash benchmarks/tuner/h100-2026-12-07-s38/next_h100_research.sh "${step#part}"
+  if [ -n "${CONFIGS:-}" ]; then
+    bash benchmarks/tuner/search_ab_merge.sh "$CONFIGS" "--limit 48" "${SEARCH_S:-150}" "${AB_S:-150}" $set_dir
+  else
+    SEARCH_S=${SEARCH_S:-150} AB_S=${AB_S:-150} bash benchmarks/tuner/h100-2026-12-07-s38/next_h100_research.sh "${step#part}"
+  fi
   [ -f "$OUT/merged_manifest.json" ] && cp "$OUT/merged_manifest.json" $state/manifest.json
   ;;
 grid)
