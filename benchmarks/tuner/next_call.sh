@@ -4,15 +4,17 @@
 # H200 set's from an H200. Runs the plan NOTES.md names for the GPU that came:
 #   run(command="bash benchmarks/tuner/next_call.sh", carry=[".whl", ".carry"])
 # after `bash benchmarks/device_carry.sh lib` and `bash benchmarks/device_trim.sh out`.
-# PLAN=v2 (the default; session 40's v2_call.sh, either GPU: library v2's GPU tests and its A/B
-# against dc427318, which needs .carry/oldlib.tar.gz and v2 as the carried library: its header
-# says how to build both); PLAN=gpu: the GPU's own next step (H100: session 40's call.sh part3, the
+# PLAN=v3 (the default; session 41: v2_call.sh with V=v3, either GPU: library v3's GPU tests and
+# its A/B against dc427318, which needs .carry/oldlib.tar.gz and v3 as the carried library:
+# v2_call.sh's header says how to build both, with h100-2026-12-08-s41/v3_library.patch for v2's);
+# PLAN=v2 (session 40's v2 alone); PLAN=gpu: the GPU's own next step (H100: session 40's call.sh part3, the
 # large configs' re-search, then `call.sh grid` and `call.sh resume`; H200: session 38's
 # next_call1.sh, the stream rows and the GPU tests there).
 set -u
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 echo "next_call.sh on: $gpu"
-[ "${PLAN:-v2}" = v2 ] && exec bash benchmarks/tuner/h100-2026-12-07-s40/v2_call.sh
+[ "${PLAN:-v3}" = v2 ] && exec bash benchmarks/tuner/h100-2026-12-07-s40/v2_call.sh
+[ "${PLAN:-v3}" = v3 ] && V=v3 S=benchmarks/tuner/h100-2026-12-08-s41 exec bash benchmarks/tuner/h100-2026-12-07-s40/v2_call.sh
 case "$gpu" in
 *H200*) exec bash benchmarks/tuner/h200-2026-12-07-s38/next_call1.sh ;;
 *H100*) exec bash benchmarks/tuner/h100-2026-12-07-s40/call.sh part3 ;;

@@ -24,16 +24,19 @@
 #   git checkout tuner/csrc cutlass && pip install -q --no-deps --force-reinstall .  # nothing unmeasured committed
 # (.carry/oldlib.tar.gz must then hold only dc427318: build it before v2, or delete v2's .so first.)
 #   run(command="bash benchmarks/tuner/h100-2026-12-07-s40/v2_call.sh", carry=[".whl", ".carry"])
+# V=v3 S=benchmarks/tuner/h100-2026-12-08-s41: the same call for session 41's v3 (v2 with the
+# wgmma reductions through memory loading their partials together), its configs and groups there.
 set -u
-S=benchmarks/tuner/h100-2026-12-07-s40
+V=${V:-v2}
+S=${S:-benchmarks/tuner/h100-2026-12-07-s40}
 top=$OUT
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 case "$gpu" in
-*H200*) set_dir=kernels/h200_F32F16F16F32 configs=$S/v2_configs_h200${PART:+_$PART}.txt ;;
-*H100*) set_dir=kernels/h100_F32F16F16F32 configs=$S/v2_configs_h100${PART:+_$PART}.txt ;;
+*H200*) set_dir=kernels/h200_F32F16F16F32 configs=$S/${V}_configs_h200${PART:+_$PART}.txt ;;
+*H100*) set_dir=kernels/h100_F32F16F16F32 configs=$S/${V}_configs_h100${PART:+_$PART}.txt ;;
 *) echo "no plan for $gpu" >&2; exit 2 ;;
 esac
-. benchmarks/tuner/lib_pair.sh && lib_pair v2_call.sh || exit 2
+. benchmarks/tuner/lib_pair.sh && lib_pair "${V}_call" || exit 2
 CUDA_L2_EXPLORER_TUNER_LIB=$new timeout 150 python3 -m pytest -q -rfE -p no:cacheprovider \
   tests/gpu/test_tuner_own.py >"$top/gpu_tests_own.log" 2>&1
 status=$?
@@ -42,6 +45,6 @@ echo "gpu tests (own): exit $status at $SECONDS s: $(tail -1 "$top/gpu_tests_own
 bash benchmarks/tuner/lib_ab.sh "$(cat $configs)" "$old" "$new" $set_dir /tmp/lab $((${END_S:-560} - SECONDS))
 xz -T8 -c /tmp/lab/picks.duckdb >"$top/lib_ab.duckdb.xz"
 cat /tmp/lab/device.txt /tmp/lab/picks.log >"$top/lib_ab.log" 2>/dev/null
-python3 benchmarks/tuner/h100-2026-11-24-s12/picks_ab.py /tmp/lab/picks.duckdb $S/v2_groups.json >"$top/lib_ab.txt" 2>&1
+python3 benchmarks/tuner/h100-2026-11-24-s12/picks_ab.py /tmp/lab/picks.duckdb $S/${V}_groups.json >"$top/lib_ab.txt" 2>&1
 tail -5 "$top/lib_ab.txt"
 ls -la "$top"
