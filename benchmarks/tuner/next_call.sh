@@ -4,17 +4,18 @@
 # H200 set's from an H200. Runs the plan NOTES.md names for the GPU that came:
 #   run(command="bash benchmarks/tuner/next_call.sh", carry=[".whl", ".carry"])
 # after `bash benchmarks/device_carry.sh lib` and `bash benchmarks/device_trim.sh out`.
-# PLAN=v3 (the default; session 41: v2_call.sh with V=v3, either GPU: library v3's GPU tests and
-# its A/B against dc427318, which needs .carry/oldlib.tar.gz and v3 as the carried library:
-# v2_call.sh's header says how to build both, with h100-2026-12-08-s41/v3_library.patch for v2's);
-# PLAN=v2 (session 40's v2 alone); PLAN=gpu: the GPU's own next step (H100: session 40's call.sh part3, the
-# large configs' re-search, then `call.sh grid` and `call.sh resume`; H200: session 38's
-# next_call1.sh, the stream rows and the GPU tests there).
+# PLAN=v4 (the default; session 41's plan.sh, its `v4` step, either GPU: library v4's GPU tests
+# and its A/B against dc427318; plan.sh's header says how to build both and keep v4's patch applied
+# while the calls run; its later steps: deep, large, grid, resume); PLAN=v3 (v4's A/B with library
+# v3 as the new one); PLAN=v2 (session 40's v2 alone); PLAN=gpu: the GPU's own next step (H100:
+# session 40's call.sh part3, the large configs' re-search, then `call.sh grid` and `call.sh
+# resume`; H200: session 38's next_call1.sh, the stream rows and the GPU tests there).
 set -u
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 echo "next_call.sh on: $gpu"
-[ "${PLAN:-v3}" = v2 ] && exec bash benchmarks/tuner/h100-2026-12-07-s40/v2_call.sh
-[ "${PLAN:-v3}" = v3 ] && V=v3 S=benchmarks/tuner/h100-2026-12-08-s41 exec bash benchmarks/tuner/h100-2026-12-07-s40/v2_call.sh
+plan=${PLAN:-v4}
+[ "$plan" = v2 ] && exec bash benchmarks/tuner/h100-2026-12-07-s40/v2_call.sh
+[ "$plan" = v3 ] || [ "$plan" = v4 ] && exec bash benchmarks/tuner/h100-2026-12-08-s41/plan.sh v4
 case "$gpu" in
 *H200*) exec bash benchmarks/tuner/h200-2026-12-07-s38/next_call1.sh ;;
 *H100*) exec bash benchmarks/tuner/h100-2026-12-07-s40/call.sh part3 ;;

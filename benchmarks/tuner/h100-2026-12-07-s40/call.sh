@@ -9,9 +9,9 @@
 # starts from them, so the steps need no round trip through this machine (which the 30 s idle
 # release would not leave time for); a fresh machine starts from the tree's manifest.
 # CONFIGS=FILE (M_N_K,...): a part step searches those configs instead of session 38's part list
-# (session 41's large configs under 0.98 in grid 1a070160).
+# (session 41's large configs under 0.98 in grid 1a070160); STEP search needs it.
 set -u
-step=${1:?part2, part3, grid or resume}
+step=${1:?part2, part3, search, grid or resume}
 state=/tmp/s40
 mkdir -p $state
 set_dir=kernels/h100_F32F16F16F32
@@ -28,9 +28,11 @@ if [ -f $state/manifest.json ]; then
   cp $state/manifest.json $set_dir/manifest.json && echo "manifest from $state (an earlier step)" | tee -a "$OUT/step.txt"
 fi
 case "$step" in
-part2 | part3)
+part2 | part3 | search)
   if [ -n "${CONFIGS:-}" ]; then
     bash benchmarks/tuner/search_ab_merge.sh "$CONFIGS" "--limit 48" "${SEARCH_S:-150}" "${AB_S:-150}" $set_dir
+  elif [ "$step" = search ]; then
+    echo "search needs CONFIGS=FILE" >&2 && exit 2
   else
     SEARCH_S=${SEARCH_S:-150} AB_S=${AB_S:-150} bash benchmarks/tuner/h100-2026-12-07-s38/next_h100_research.sh "${step#part}"
   fi

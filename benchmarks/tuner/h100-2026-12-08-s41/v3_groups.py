@@ -23,7 +23,8 @@ V2 = ROOT / "benchmarks/tuner/h100-2026-12-07-s40/v2_groups.json"
 def memory_reduced(entry: dict) -> bool:
     """Whether a pick runs one of the wgmma family's reductions through memory that v3 changed."""
     name, splits = entry["kernel_name"], int((entry.get("variant") or {}).get("splits", 1))
-    return name.startswith("wgsk") and (name.endswith("_rs") and splits >= 2 or name.endswith("_rg") and splits >= 3)
+    sliced, global_ = name.endswith("_rs") and splits >= 2, name.endswith("_rg") and splits >= 3
+    return name.startswith("wgsk") and (sliced or global_)
 
 
 def main() -> None:
@@ -39,7 +40,9 @@ def main() -> None:
         in_v2 = {c for configs in groups.values() for c in configs}
         regrouped["memory"] = sorted(memory - in_v2, key=lambda c: tuple(map(int, c.split("_"))))
         out[gpu] = regrouped
-        every = sorted({c for configs in regrouped.values() for c in configs}, key=lambda c: tuple(map(int, c.split("_"))))
+        every = sorted(
+            {c for cs in regrouped.values() for c in cs}, key=lambda c: tuple(map(int, c.split("_")))
+        )
         (HERE / f"v3_configs_{gpu}.txt").write_text(",".join(every) + "\n")
         print(gpu, len(every), {g: len(c) for g, c in regrouped.items()})
     (HERE / "v3_groups.json").write_text(json.dumps(out, indent=1) + "\n")

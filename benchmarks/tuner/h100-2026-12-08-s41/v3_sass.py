@@ -46,8 +46,10 @@ def longest_load_run(lines: list[str]) -> int:
 
 def main(paths: list[str]) -> None:
     for path in paths:
-        sass = subprocess.run(["cuobjdump", "-sass", path], capture_output=True, text=True, check=True).stdout
-        usage = subprocess.run(["cuobjdump", "-res-usage", path], capture_output=True, text=True, check=True).stdout
+        sass, usage = (
+            subprocess.run(["cuobjdump", flag, path], capture_output=True, text=True, check=True).stdout
+            for flag in ("-sass", "-res-usage")
+        )
         regs = dict(re.findall(r"Function (\S+):\s*\n\s*REG:(\d+)", usage))
         print(path.rsplit("/", 1)[-1])
         rows = []

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Issue 15's next device calls, planned in session 41 (that session got no device: its starts were
+# refused, then lending paused), one step a call, chained on one warm machine:
+#   run(command="bash benchmarks/tuner/h100-2026-12-08-s41/plan.sh STEP", carry=[".whl", ".carry"])
+# after `bash benchmarks/device_trim.sh out` (and `back` after the call). Prep on the CPU machine
+# (a new session has neither library):
+#   python -m cuda_l2_explorer.tuner.build --out /tmp/tb --jobs 2       # dc427318, ~20 min on 2 cores
+#   mkdir -p .carry && tar czf .carry/oldlib.tar.gz -C /tmp/tb lib       # the old library alone
+#   git apply benchmarks/tuner/h100-2026-12-08-s41/v4_library.patch      # kept applied during the calls
+#   pip install -q --no-deps --force-reinstall . && rm -rf build
+#   python -m cuda_l2_explorer.tuner.build --out /tmp/tb --jobs 2       # v4 = ac16c772, 29 TUs, ~3 min
+#   bash benchmarks/device_carry.sh lib                                   # the newest .so: v4
+# v4 = dc427318 + v4_library.patch: session 40's v2 (the relaxed last cluster barrier, the
+# first-round no-wait), session 41's v3 (the wgmma reductions through memory with every partial's
+# load in flight before the first add, same bits) and the sliced reduction past 16 splits (up to
+# 64 CTAs streaming one tile's K, summed in rounds of 16 loads; the search offers 24-64 where the
+# grid stays one CTA an SM). The patch holds its tests: the GPU test must run as the patch has it
+# (splits 17, 32, 64), so it stays applied while the calls run; afterwards
+# `git checkout cutlass tuner tests` unless it lands (then commit it with the figures).
+# STEP:
+#   v4     GPU tests of our own kernels on v4, then lib_ab dc427318 / v4 / dc427318 / v4 over the
+#          set's picks v3's parts touch (153 H100, 186 H200), per group (v3_groups.json);
+#   deep   the H100 search of research_deep_k.txt (24 configs: M, N <= 256 in at most 5 tiles of
+#          64x64, K >= 4096), where splits past 16 are new, then A/B and merge into the set's
+#          manifest (handed on in /tmp/s40 on a warm machine);
+#   large  the same for research_large.txt (the 140 large configs under 0.98 in grid 1a070160);
+#   grid, resume: the H100 set's grid with the merged manifest (session 40's call.sh).
+# If v4's GPU tests fail: `cp .carry/oldlib.tar.gz .carry/tunerlib.tar.gz` before `large` (dc427318)
+# and skip `deep`. An H200 that comes runs `v4` (its own configs) and, for the other steps, session
+# 38's H200 plan (call.sh's own rule).
+set -u
+step=${1:?v4, deep, large, grid or resume}
+S=benchmarks/tuner/h100-2026-12-08-s41
+call=benchmarks/tuner/h100-2026-12-07-s40/call.sh
+case "$step" in
+v4) V=v3 S=$S exec bash benchmarks/tuner/h100-2026-12-07-s40/v2_call.sh ;;
+deep) CONFIGS=$S/research_deep_k.txt SEARCH_S=${SEARCH_S:-150} AB_S=${AB_S:-120} exec bash $call search ;;
+large) CONFIGS=$S/research_large.txt SEARCH_S=${SEARCH_S:-200} AB_S=${AB_S:-150} exec bash $call search ;;
+grid | resume) exec bash $call "$step" ;;
+*) echo "unknown step $step (v4, deep, large, grid, resume)" >&2; exit 2 ;;
+esac
