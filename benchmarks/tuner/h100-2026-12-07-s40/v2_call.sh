@@ -37,7 +37,7 @@ case "$gpu" in
 *) echo "no plan for $gpu" >&2; exit 2 ;;
 esac
 . benchmarks/tuner/lib_pair.sh && lib_pair "${V}_call" || exit 2
-CUDA_L2_EXPLORER_TUNER_LIB=$new timeout 150 python3 -m pytest -q -rfE -p no:cacheprovider \
+CUDA_L2_EXPLORER_TUNER_LIB=$new timeout ${TESTS_S:-240} python3 -m pytest -q -rfE -p no:cacheprovider \
   tests/gpu/test_tuner_own.py >"$top/gpu_tests_own.log" 2>&1
 status=$?
 echo "gpu tests (own): exit $status at $SECONDS s: $(tail -1 "$top/gpu_tests_own.log")" | tee -a "$top/device.txt"

@@ -8,13 +8,13 @@
 #   mkdir -p .carry && tar czf .carry/oldlib.tar.gz -C /tmp/tb lib       # the old library alone
 #   git apply benchmarks/tuner/h100-2026-12-08-s41/v4_library.patch      # kept applied during the calls
 #   pip install -q --no-deps --force-reinstall . && rm -rf build
-#   python -m cuda_l2_explorer.tuner.build --out /tmp/tb --jobs 2       # v4 = ac16c772, 29 TUs, ~3 min
+#   python -m cuda_l2_explorer.tuner.build --out /tmp/tb --jobs 2       # v4 = 16649b71, 29 TUs, ~3 min
 #   bash benchmarks/device_carry.sh lib                                   # the newest .so: v4
 # v4 = dc427318 + v4_library.patch: session 40's v2 (the relaxed last cluster barrier, the
 # first-round no-wait), session 41's v3 (the wgmma reductions through memory with every partial's
 # load in flight before the first add, same bits) and the sliced reduction past 16 splits (up to
-# 64 CTAs streaming one tile's K, summed in rounds of 16 loads; the search offers 24-64 where the
-# grid stays one CTA an SM). The patch holds its tests: the GPU test must run as the patch has it
+# 64 CTAs streaming one tile's K, summed in groups of 16 met in shared memory; the search offers
+# 24-64 where the grid stays one CTA an SM). The patch holds its tests: the GPU test must run as the patch has it
 # (splits 17, 32, 64), so it stays applied while the calls run; afterwards
 # `git checkout cutlass tuner tests` unless it lands (then commit it with the figures).
 # STEP:
