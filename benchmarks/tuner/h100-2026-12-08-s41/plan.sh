@@ -8,7 +8,7 @@
 #   mkdir -p .carry && tar czf .carry/oldlib.tar.gz -C /tmp/tb lib       # the old library alone
 #   git apply benchmarks/tuner/h100-2026-12-08-s41/v4_library.patch      # kept applied during the calls
 #   pip install -q --no-deps --force-reinstall . && rm -rf build
-#   python -m cuda_l2_explorer.tuner.build --out /tmp/tb --jobs 2       # v4 = 16649b71, 29 TUs, ~3 min
+#   python -m cuda_l2_explorer.tuner.build --out /tmp/tb --jobs 2       # v4 = 54e0c0a4, 29 TUs, ~3 min
 #   bash benchmarks/device_carry.sh lib                                   # the newest .so: v4
 # v4 = dc427318 + v4_library.patch: session 40's v2 (the relaxed last cluster barrier, the
 # first-round no-wait), session 41's v3 (the wgmma reductions through memory with every partial's
