@@ -25,7 +25,8 @@
 # (.carry/oldlib.tar.gz must then hold only dc427318: build it before v2, or delete v2's .so first.)
 #   run(command="bash benchmarks/tuner/h100-2026-12-07-s40/v2_call.sh", carry=[".whl", ".carry"])
 # V=v3 S=benchmarks/tuner/h100-2026-12-08-s41: the same call for session 41's v3 (v2 with the
-# wgmma reductions through memory loading their partials together), its configs and groups there.
+# wgmma reductions through memory loading their partials together) or v4, its configs and groups
+# there; NAME labels the call in device.txt (v3_call by default, plan.sh's v4 step: v4_call).
 set -u
 V=${V:-v2}
 S=${S:-benchmarks/tuner/h100-2026-12-07-s40}
@@ -36,7 +37,7 @@ case "$gpu" in
 *H100*) set_dir=kernels/h100_F32F16F16F32 configs=$S/${V}_configs_h100${PART:+_$PART}.txt ;;
 *) echo "no plan for $gpu" >&2; exit 2 ;;
 esac
-. benchmarks/tuner/lib_pair.sh && lib_pair "${V}_call" || exit 2
+. benchmarks/tuner/lib_pair.sh && lib_pair "${NAME:-${V}_call}" || exit 2
 CUDA_L2_EXPLORER_TUNER_LIB=$new timeout ${TESTS_S:-240} python3 -m pytest -q -rfE -p no:cacheprovider \
   tests/gpu/test_tuner_own.py >"$top/gpu_tests_own.log" 2>&1
 status=$?

@@ -33,7 +33,7 @@ step=${1:?v4, deep, large, grid or resume}
 S=benchmarks/tuner/h100-2026-12-08-s41
 call=benchmarks/tuner/h100-2026-12-07-s40/call.sh
 case "$step" in
-v4) V=v3 S=$S exec bash benchmarks/tuner/h100-2026-12-07-s40/v2_call.sh ;;
+v4) NAME=v4_call V=v3 S=$S exec bash benchmarks/tuner/h100-2026-12-07-s40/v2_call.sh ;;
 deep) CONFIGS=$S/research_deep_k.txt SEARCH_S=${SEARCH_S:-150} AB_S=${AB_S:-120} exec bash $call search ;;
 large) CONFIGS=$S/research_large.txt SEARCH_S=${SEARCH_S:-200} AB_S=${AB_S:-150} exec bash $call search ;;
 grid | resume) exec bash $call "$step" ;;
