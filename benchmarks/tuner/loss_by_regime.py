@@ -1,6 +1,7 @@
 """Where our set loses, per regime, from a grid's raw rows (device time, best of the seven baselines).
 
     python benchmarks/tuner/loss_by_regime.py MEASUREMENTS [--run RUN] [--tuned MANIFEST] [--picks MANIFEST]
+    python benchmarks/tuner/loss_by_regime.py MEASUREMENTS --run RUN --list large:0.98  # a re-search list
 
 MEASUREMENTS is a store (.duckdb) or a measurements Parquet file with a harness-3 offline run of
 our set (an older bundle: ``git show 6c93c21:db/bundled/measurements.parquet > m.parquet``);
@@ -84,9 +85,19 @@ def main() -> None:
     ap.add_argument("--tuned", type=Path, help="a re-search's manifest.json")
     ap.add_argument("--picks", type=Path, help="the set's manifest.json the grid measured")
     ap.add_argument("--gpu", default="h100", help="regimes and floor of this GPU (h100, h200)")
+    ap.add_argument("--list", metavar="REGIME:BELOW", help="print only that regime's configs under BELOW")
     args = ap.parse_args()
     gpu = args.gpu
     times = grid_times(args.measurements, args.run)
+    if args.list:  # a re-search's list (M_N_K,...), lowest first: a search cut short drops the least hopeful
+        name, below = args.list.split(":")
+        ratios = {c: b / o for c, (b, o) in times.items() if regime(Shape(*c), gpu) == name}
+        print(
+            ",".join(
+                "_".join(map(str, c)) for c in sorted(ratios, key=ratios.get) if ratios[c] < float(below)
+            )
+        )
+        return
     print("regime   configs  geomean  sum_ln")
     for name, count, geomean, total in by_regime({c: b / o for c, (b, o) in times.items()}, gpu):
         print(f"{name:8} {count:7} {geomean:8.3f} {total:7.1f}")

@@ -6,8 +6,8 @@
 # after `bash benchmarks/device_carry.sh lib` and `bash benchmarks/device_trim.sh out`.
 # PLAN=v4 (the default; session 41's plan.sh, its `v4` step, either GPU: library v4's GPU tests
 # and its A/B against dc427318; plan.sh's header says how to build both and keep v4's patch applied
-# while the calls run; its later steps: deep, large, grid, resume); PLAN=v3 (v4's A/B with library
-# v3 as the new one); PLAN=v2 (session 40's v2 alone); PLAN=gpu: the GPU's own next step (H100:
+# while the calls run; its later steps: deep, large, grid, resume); PLAN=v2 (session 40's v2 alone,
+# which needs its own set-up); PLAN=gpu: the GPU's own next step (H100:
 # session 40's call.sh part3, the large configs' re-search, then `call.sh grid` and `call.sh
 # resume`; H200: session 38's next_call1.sh, the stream rows and the GPU tests there).
 set -u
@@ -15,7 +15,7 @@ gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 echo "next_call.sh on: $gpu"
 plan=${PLAN:-v4}
 [ "$plan" = v2 ] && exec bash benchmarks/tuner/h100-2026-12-07-s40/v2_call.sh
-[ "$plan" = v3 ] || [ "$plan" = v4 ] && exec bash benchmarks/tuner/h100-2026-12-08-s41/plan.sh v4
+[ "$plan" = v4 ] && exec bash benchmarks/tuner/h100-2026-12-08-s41/plan.sh v4
 case "$gpu" in
 *H200*) exec bash benchmarks/tuner/h200-2026-12-07-s38/next_call1.sh ;;
 *H100*) exec bash benchmarks/tuner/h100-2026-12-07-s40/call.sh part3 ;;

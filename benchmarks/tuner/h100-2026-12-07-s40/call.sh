@@ -8,8 +8,7 @@
 # A warm machine keeps the previous step's merged manifest and grid store in /tmp/s40: each step
 # starts from them, so the steps need no round trip through this machine (which the 30 s idle
 # release would not leave time for); a fresh machine starts from the tree's manifest.
-# CONFIGS=FILE (M_N_K,...): a part step searches those configs instead of session 38's part list
-# (session 41's large configs under 0.98 in grid 1a070160); STEP search needs it.
+# STEP search: the same for CONFIGS=FILE (M_N_K,...), e.g. session 41's lists (plan.sh).
 set -u
 step=${1:?part2, part3, search, grid or resume}
 state=/tmp/s40
@@ -29,10 +28,9 @@ if [ -f $state/manifest.json ]; then
 fi
 case "$step" in
 part2 | part3 | search)
-  if [ -n "${CONFIGS:-}" ]; then
-    bash benchmarks/tuner/search_ab_merge.sh "$CONFIGS" "--limit 48" "${SEARCH_S:-150}" "${AB_S:-150}" $set_dir
-  elif [ "$step" = search ]; then
-    echo "search needs CONFIGS=FILE" >&2 && exit 2
+  if [ "$step" = search ]; then
+    bash benchmarks/tuner/search_ab_merge.sh "${CONFIGS:?search needs CONFIGS=FILE}" "--limit 48" \
+      "${SEARCH_S:-150}" "${AB_S:-150}" $set_dir
   else
     SEARCH_S=${SEARCH_S:-150} AB_S=${AB_S:-150} bash benchmarks/tuner/h100-2026-12-07-s38/next_h100_research.sh "${step#part}"
   fi

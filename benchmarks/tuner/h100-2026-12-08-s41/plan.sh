@@ -23,7 +23,8 @@
 #   deep   the H100 search of research_deep_k.txt (24 configs: M, N <= 256 in at most 5 tiles of
 #          64x64, K >= 4096), where splits past 16 are new, then A/B and merge into the set's
 #          manifest (handed on in /tmp/s40 on a warm machine);
-#   large  the same for research_large.txt (the 140 large configs under 0.98 in grid 1a070160);
+#   large  the same for research_large.txt (the 140 large configs under 0.98 in grid 1a070160:
+#          `loss_by_regime.py db/bundled/measurements.parquet --run 1a070160 --list large:0.98`);
 #   grid, resume: the H100 set's grid with the merged manifest (session 40's call.sh).
 # If v4's GPU tests fail: `cp .carry/oldlib.tar.gz .carry/tunerlib.tar.gz` before `large` (dc427318)
 # and skip `deep`. An H200 that comes runs `v4` (its own configs) and, for the other steps, session

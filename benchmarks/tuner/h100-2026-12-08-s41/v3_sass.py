@@ -1,7 +1,8 @@
 """Static SASS counts behind v3's reduction change (session 41, CPU only): for the wgmma kernels of
 a library whose splits reduce through memory, registers, local memory (spills) and the 16-byte
 global loads per kernel, and the longest run of those loads with no FADD between them (how many
-a thread has in flight before it adds: the reduction's L2 round trips).
+a thread has in flight before it adds: the reduction's L2 round trips); then the whole library's
+fences and local-memory accesses (what v2_sass.sh counted in two kernels).
 
     python benchmarks/tuner/h100-2026-12-08-s41/v3_sass.py LIBRARY.so [LIBRARY.so ...]
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from collections import Counter
 
 # WgShape<BM, BN, BK, stages, B K-major, multicast, reduce>: reduce 1 global, 2 sliced.
 SHAPE = re.compile(r"WgShapeILi(\d+)ELi(\d+)ELi(\d+)ELi(\d+)ELb([01])ELi(\d)ELi([12])EE")
@@ -74,6 +76,8 @@ def main(paths: list[str]) -> None:
         print(f"  {'kernel':28} {'REG':>4} {'LDL/STL':>8} {'LDG.128':>8} {'loads before an add':>20}")
         for row in sorted(rows):
             print(f"  {row[0]:28} {row[1]:>4} {row[2]:>8} {row[3]:>8} {row[4]:>20}")
+        counts = Counter(re.findall(r"MEMBAR[.A-Z]*|\bLDL\b|\bSTL\b", sass))
+        print("  library:", ", ".join(f"{name} {n}" for name, n in sorted(counts.items())))
 
 
 if __name__ == "__main__":
