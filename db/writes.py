@@ -101,14 +101,14 @@ def start_run(
 RESUMED_BY = " ; resumed by: "
 
 
-def reopen_run(store: Store, run_id: str, command_line: str) -> None:
+def reopen_run(store: Store, run_id: str, command_line: str | None) -> None:
     """A resumed run is 'running' again, and its command line names every part that ran it
-    (the first part's alone said nothing of the options the rest were measured under). A call
-    that measures in batches reopens its own run once a batch: its command is named once."""
+    (the first part's alone said nothing of the options the rest were measured under).
+    ``command_line`` None: the call that already named itself continues its own run (its next
+    batch), so nothing is added."""
     store.con.execute(
         "UPDATE main.runs SET status = 'running', command_line = CASE "
-        "WHEN command_line IS NULL THEN $cmd "
-        "WHEN command_line = $cmd OR ends_with(command_line, $sep || $cmd) THEN command_line "
+        "WHEN $cmd IS NULL THEN command_line WHEN command_line IS NULL THEN $cmd "
         "ELSE command_line || $sep || $cmd END WHERE run_id = $run",
         {"cmd": command_line, "sep": RESUMED_BY, "run": run_id},
     )

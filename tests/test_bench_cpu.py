@@ -215,8 +215,9 @@ def _measure_in_batches(db_path, plan, pending, built, resume=None, build_s=0.0)
         time.sleep(build_s)  # a batch of nvcc builds takes time too
         return {s: KernelEntry(module="/fake/module.so") for s in batch}
 
-    def measure(batch_plan, batch_resume):
-        return BenchRun(*runner.run_plan(_opener(db_path), batch_plan, "test", batch_resume))
+    def measure(batch_plan, batch_resume, continued):
+        command = None if continued else "test"  # as engine.bench.run_bench passes it
+        return BenchRun(*runner.run_plan(_opener(db_path), batch_plan, command, batch_resume))
 
     return measure_in_batches(plan, pending, build, 2, resume, measure)
 
@@ -235,6 +236,17 @@ def test_an_imported_set_is_built_and_measured_a_batch_at_a_time_in_one_run(db_p
         # Each batch reopens the run; one command measured it, and it is named once.
         assert store.scalar("SELECT command_line FROM runs") == "test"
         assert store.scalar("SELECT status FROM runs") == "complete"
+
+
+def test_a_new_run_needs_its_command_line(db_path):
+    """None continues the call's own runs (a later batch); a run it would create is refused
+    before any worker starts or any row is written."""
+    with Store.open(db_path) as store:
+        _set_row(store)
+    with pytest.raises(ValueError, match="command line"):
+        runner.run_plan(_opener(db_path), _plan([Shape(64, 64, 64)]), None)
+    with Store.open(db_path) as store:
+        assert store.scalar("SELECT count(*) FROM runs") == 0
 
 
 def test_a_time_budget_spent_building_keeps_the_measured_batches_and_resumes_the_rest(db_path):
@@ -257,6 +269,9 @@ def test_a_time_budget_spent_building_keeps_the_measured_batches_and_resumes_the
     again = _measure_in_batches(db_path, plan, left, built, resume=(run.run_id, {}))
     assert [s for batch in built for s in batch] == left  # only what was not measured is built
     assert again.run_id == run.run_id and again.summary["status"] == "complete"
+    with Store.open(db_path) as store:
+        # Two calls measured it (the resume in two batches, the same command as the first): each named once.
+        assert store.scalar("SELECT command_line FROM runs") == "test ; resumed by: test"
 
 
 def test_time_budget_stops_starting_configs_and_the_run_resumes(db_path, monkeypatch):

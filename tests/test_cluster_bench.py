@@ -281,8 +281,9 @@ def test_an_imported_set_built_in_batches_keeps_one_run_per_gpu_type(dask_cluste
     def build(batch: list[Shape]) -> dict:
         return {s: KernelEntry(module="/fake/module.so") for s in batch}
 
-    def measure(batch_plan: BenchPlan, batch_resume) -> BenchRun:
-        return BenchRun(*runner.run_plan(runner.store_opener(db_path), batch_plan, "test", batch_resume))
+    def measure(batch_plan: BenchPlan, batch_resume, continued: bool) -> BenchRun:
+        command = None if continued else "test"
+        return BenchRun(*runner.run_plan(runner.store_opener(db_path), batch_plan, command, batch_resume))
 
     last = measure_in_batches(plan, shapes, build, 2, None, measure)
     runs = _runs(db_path)
@@ -292,6 +293,8 @@ def test_an_imported_set_built_in_batches_keeps_one_run_per_gpu_type(dask_cluste
         assert runs[gpu]["status"] == "complete"
         assert sorted(m for m, *_ in runs[gpu]["configs"]) == [s.m for s in shapes]
         assert {worker for _, _, worker, _ in runs[gpu]["configs"]} <= workers
+    with Store.open(db_path) as store:  # each run reopened by two later batches, named once
+        assert store.query("SELECT DISTINCT command_line FROM runs").rows() == [("test",)]
 
 
 def test_a_run_is_not_resumed_on_a_cluster_without_its_gpu_type(dask_cluster, db_path):

@@ -267,8 +267,8 @@ def run_bench(request: BenchRequest, feedback: Feedback = SILENT) -> BenchRun:
         lambda batch: _build(request, scan, set_id, batch, feedback, resolved.description),
         build_batch_size(_build_slots(request), request.per_unit),
         resume,
-        lambda batch_plan, batch_resume: run_plan(
-            batch_plan, batch_resume, store_path, request.command_line, feedback
+        lambda batch_plan, batch_resume, continued: run_plan(
+            batch_plan, batch_resume, store_path, None if continued else request.command_line, feedback
         ),
     )
 
@@ -295,13 +295,15 @@ def measure_in_batches(
     build: Callable[[list[Shape]], dict],
     batch_size: int,
     resume: tuple[str, dict] | None,
-    measure: Callable[[object, tuple[str, dict] | list[tuple[str, dict]] | None], BenchRun],
+    measure: Callable[[object, tuple[str, dict] | list[tuple[str, dict]] | None, bool], BenchRun],
 ) -> BenchRun:
     """Build ``pending``'s kernels a batch at a time and measure each batch as soon as it is
     built, all in one run: a run stopped after any batch (time budget, Ctrl-C, a killed machine)
     keeps every config measured so far, and ``--resume`` builds only what is left. The time
     budget counts from here, builds included: no batch is built once it is spent, and a batch
-    that was built is measured whole (its builds cost far more than its measurements)."""
+    that was built is measured whole (its builds cost far more than its measurements).
+    ``measure(plan, resume, continued)``: ``continued`` is true for every batch after the first,
+    which continues the call's own runs (their command lines name the call already)."""
     deadline = None if plan.time_budget_s is None else time.monotonic() + plan.time_budget_s
     kernels: dict = {}
     run: BenchRun | None = None
@@ -311,7 +313,7 @@ def measure_in_batches(
         batch = pending[start : start + batch_size]
         kernels.update(build(batch))
         batch_plan = replace(plan, kernels=dict(kernels), measure_only=frozenset(batch), time_budget_s=None)
-        run = measure(batch_plan, resume)
+        run = measure(batch_plan, resume, run is not None)
         # Later batches continue the runs the first one created (one per GPU type of a cluster).
         resume = [(r.run_id, {}) for r in run.runs()]
     assert run is not None
@@ -346,11 +348,11 @@ def run_plan(
     plan,
     resume: tuple[str, dict] | list[tuple[str, dict]] | None,
     store_path: Path | None,
-    command_line: str,
+    command_line: str | None,
     feedback: Feedback,
 ) -> BenchRun:
     """Run a harness plan with a progress bar, and say what it did (each run, on a cluster of
-    several GPU types)."""
+    several GPU types); ``command_line`` None continues the call's own runs (runner.run_plan)."""
     from cuda_l2_explorer.importer.harness import runner
 
     run_id, summary = feedback.with_run_bar(

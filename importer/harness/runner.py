@@ -244,7 +244,7 @@ class _Tagged:
 def run_plan(
     open_store: StoreOpener,
     plan: BenchPlan,
-    command_line: str,
+    command_line: str | None,
     resume: Resume | list[Resume] | None = None,
     progress: ProgressCallback | None = None,
     recorder: Callable[[Store, str, Shape, Outcome, int], None] | None = None,
@@ -260,8 +260,12 @@ def run_plan(
 
     ``recorder`` writes one finished config (default: :func:`record_result`; the tuner passes
     its search-log writer); it must write the config's run_configs row in the same transaction.
+    ``command_line`` None: the call continues the runs it opened itself (a later batch of one
+    bench), whose stored command lines already name it.
     """
     resumes = [resume] if isinstance(resume, tuple) else list(resume or [])
+    if command_line is None and not resumes:
+        raise ValueError("a new run needs the command line that starts it")
     if resumes and resumes[0][1].get("protocol"):
         # A run never mixes two protocols: resumed, it measures as it started, whatever the
         # options given now (samples, QPS, rotation cap, warm or cold L2).
@@ -371,7 +375,7 @@ def run_plan(
 def _open_runs(
     store: Store,
     plan: BenchPlan,
-    command_line: str,
+    command_line: str | None,
     resumes: list[Resume],
     types: list[GpuType],
     on_cluster: bool,
@@ -400,6 +404,7 @@ def _open_runs(
         run = _Run(plan if index == 0 else replace(plan), gpu_type)
         info = gpu_type.info
         if run_id is None:
+            assert command_line is not None  # run_plan refuses a new run without one
             run.run_id = create_run(store, plan, info, command_line)
         else:
             run.run_id = run_id
