@@ -10,6 +10,10 @@
 #   pip install -q --no-deps --force-reinstall . && rm -rf build
 #   python -m cuda_l2_explorer.tuner.build --out /tmp/tb --jobs 2       # v4 = 54e0c0a4, 29 TUs, ~3 min
 #   bash benchmarks/device_carry.sh lib                                   # the newest .so: v4
+# Session 42 made that prep on the CPU machine, whose ignored .carry and .whl persist: .carry/oldlib
+# = dc427318, .carry/tunerlib = v4 54e0c0a4 (`tar tzf .carry/tunerlib.tar.gz` names it), .whl built
+# with the patch applied. There, only `git apply .../v4_library.patch` is left before the calls (the
+# v4 and deep steps refuse a tree without it: the GPU test and the search's splits are the patch's).
 # v4 = dc427318 + v4_library.patch: session 40's v2 (the relaxed last cluster barrier, the
 # first-round no-wait), session 41's v3 (the wgmma reductions through memory with every partial's
 # load in flight before the first add, same bits) and the sliced reduction past 16 splits (up to
@@ -33,6 +37,9 @@ set -u
 step=${1:?v4, deep, large, grid or resume}
 S=benchmarks/tuner/h100-2026-12-08-s41
 call=benchmarks/tuner/h100-2026-12-07-s40/call.sh
+if [ "$step" = v4 ] || [ "$step" = deep ]; then
+  grep -q '^MAX_SLICED_SPLITS = 64' tuner/wgmma.py || { echo "apply $S/v4_library.patch first" >&2; exit 2; }
+fi
 case "$step" in
 v4) NAME=v4_call V=v3 S=$S exec bash benchmarks/tuner/h100-2026-12-07-s40/v2_call.sh ;;
 deep) CONFIGS=$S/research_deep_k.txt SEARCH_S=${SEARCH_S:-150} AB_S=${AB_S:-120} exec bash $call search ;;
