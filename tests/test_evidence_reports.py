@@ -240,3 +240,104 @@ def test_grid_vs_previous_lists_picks_that_moved_against_the_baselines(capsys):
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].endswith(": 1, largest:")
     assert lines[1].startswith("  256x256x256: ours 10.00 -> 12.00 us (speed x0.833), baselines x1.000")
+
+
+def test_grid_bound_takes_a_profiled_busy_share_per_config_and_the_nearest_for_the_rest():
+    """--busy: a profiled config is bound by its own best baseline's tensor-pipe share; another
+    large config from K = 1024 up by its nearest profiled neighbour's, named apart; the H200's one
+    measured share no longer stands in, and small configs get no such bound."""
+    bound = _script("benchmarks/tuner/movement_floor/grid_bound.py")
+    busy = {(12288, 12288, 2048): 0.9, (16384, 16384, 16384): 0.8}
+    own = bound.config_bounds((12288, 12288, 2048), 600e-6, None, [], "h100", busy)
+    assert own["tensor busy"] == pytest.approx(1 / 0.9) and "tensor busy (nearest)" not in own
+    near = bound.config_bounds((12288, 12288, 4096), 1.2e-3, None, [], "h200", busy)
+    assert near["tensor busy (nearest)"] == pytest.approx(1 / 0.9) and "tensor busy" not in near
+    assert bound.nearest((16384, 12288, 16384), busy) == (16384, 16384, 16384)
+    assert bound.config_bounds((64, 64, 2048), 5e-6, None, [], "h100", busy).keys() == {"analytic"}
+
+
+def test_bound_configs_name_the_kernel_of_each_best_baseline():
+    configs = _script("benchmarks/tuner/h100-2026-12-08-s42/bound_configs.py")
+    assert configs.candidate("cuBLASLt-auto-tuning-tn", "algorithm 6 of 8 heuristic candidates") == "@tn6"
+    assert configs.candidate("cuBLASLt-heuristic-nn", "") == "@nn0"
+    assert configs.candidate("cuBLAS-tn", "") == "@tn0"  # the same layout's top-1 stands in
+    assert configs.candidate("torch.matmul", "") == ""
+    with pytest.raises(SystemExit, match="no chosen algorithm"):
+        configs.candidate("cuBLASLt-auto-tuning-nn", "")
+    grid = [(4096, 4096, k) for k in (1024, 2048, 4096, 8192, 12288, 16384)] + [(12288, 12288, 2048)]
+    picked = configs.spread(grid, 3)
+    assert len(picked) == 3 and (4096, 4096, 1024) in picked and (12288, 12288, 2048) in picked
+    assert configs.spread(grid, 10) == sorted(grid, key=lambda c: c[0] * c[1] * c[2])
+
+
+def test_large_bound_reads_each_groups_busy_share(tmp_path, capsys):
+    """From ncu's details page (ncu_driver.py's marker-delimited groups) and the grid: the best
+    baseline's busy share, time-weighted over a call's kernels and the median over its calls, gives
+    the ceiling; a cuBLAS-nn best is carried over from its stand-in by the two rows' grid times."""
+    import csv
+
+    import duckdb
+
+    bound = _script("benchmarks/tuner/h100-2026-12-08-s42/large_bound.py")
+    grid = [  # (config, implementation, seconds, message)
+        ((8192, 8192, 2048), "cuBLASLt-auto-tuning-tn", 100e-6, "algorithm 3 of 8 heuristic candidates"),
+        ((8192, 8192, 2048), "torch.matmul", 110e-6, None),
+        ((8192, 8192, 2048), "kernel", 105e-6, None),
+        ((8192, 8192, 4096), "cuBLAS-nn", 190e-6, None),
+        ((8192, 8192, 4096), "cuBLASLt-heuristic-nn", 200e-6, None),
+        ((8192, 8192, 4096), "kernel", 200e-6, None),
+    ]
+    values = ", ".join(
+        f"('ab12', {m}, {n}, {k}, '{impl}', 'device_time', 'ok', false, {t}::DOUBLE, "
+        + (repr(msg) if msg else "NULL")
+        + ")"
+        for (m, n, k), impl, t, msg in grid
+    )
+    measurements = tmp_path / "measurements.parquet"
+    duckdb.connect().execute(
+        f"COPY (SELECT * FROM (VALUES {values}) t(run_id, m, n, k, implementation, metric, status, padded, "
+        f"median, message)) TO '{measurements}' (FORMAT parquet)"
+    )
+    order, rows, kid = [], [], 0
+
+    def profile(name: str, busy: float, mhz: float, ns: float) -> None:
+        nonlocal kid
+        kid += 1
+        for metric, value in ((bound.TIME, ns), (bound.CLOCK, mhz * 1e6), (bound.TENSOR, busy)):
+            rows.append({"ID": kid, "Kernel Name": name, "Metric Name": metric, "Metric Value": f"{value:,}"})
+
+    def group(config, implementation, calls):  # each call: [(kernel, busy %, MHz, ns), ...]
+        profile("spin_kernel(long)", 0, 1980, 1000)
+        for call in calls:
+            for kernel in call:
+                profile(*kernel)
+        profile("spin_kernel(long)", 0, 1980, 1000)
+        order.append(dict(zip("mnk", config, strict=True), implementation=implementation, calls=len(calls)))
+
+    one = (8192, 8192, 2048)
+    group(one, "torch.matmul", [[("nvjet_a", 85.0, 1600, 110e3)], [("nvjet_a", 85.0, 1600, 110e3)]])
+    group(one, "kernel", [[("cutlass_b", 80.0, 1500, 105e3)], [("cutlass_b", 82.0, 1500, 105e3)]])
+    # The candidate: a main kernel and a short second one, 3 calls (the middle's busy share the median).
+    calls = [[("nvjet_c", b, 1600, 90e3), ("nvjet_red", 0.0, 1600, 10e3)] for b in (90.0, 95.0, 100.0)]
+    group(one, "cuBLASLt-tn-3", calls)
+    two = (8192, 8192, 4096)
+    group(two, "cuBLASLt-nn-0", [[("nvjet_d", 80.0, 1500, 200e3)]])
+    ncu_csv, order_json = tmp_path / "ncu.csv", tmp_path / "order.json"
+    with ncu_csv.open("w", newline="") as f:
+        f.write("==PROF== a log line ncu writes\n")
+        columns = ["ID", "Kernel Name", "Metric Name", "Metric Value"]
+        writer = csv.DictWriter(f, columns, quoting=csv.QUOTE_ALL)
+        writer.writeheader()
+        writer.writerows(rows)
+    order_json.write_text(json.dumps(order))
+    busy_csv = tmp_path / "busy.csv"
+    assert set(bound.METRICS.split(",")) >= {bound.TIME, bound.CLOCK, bound.TENSOR}  # what ncu is asked for
+    bound.main(str(ncu_csv), str(order_json), str(measurements), "ab12", str(busy_csv))
+    out = capsys.readouterr().out
+    assert "| 8192x8192x2048 | cuBLASLt-auto-tuning-tn | cuBLASLt-tn-3 | 85.5% | 1600 |" in out
+    assert "| 81.0% | 1500 | 1.050 | 0.952 | 1.170 |" in out  # ours; 105/100 ns; 100/105 in the grid
+    # cuBLAS-nn is the best: its stand-in's bound 1 / 0.8, times 190 / 200.
+    assert "| 8192x8192x4096 | cuBLAS-nn | cuBLASLt-nn-0 | 80.0% |" in out and "| 1.187 |" in out
+    with busy_csv.open() as f:
+        written = {(int(r["m"]), int(r["n"]), int(r["k"])): float(r["busy"]) for r in csv.DictReader(f)}
+    assert written == pytest.approx({one: 0.855, two: 0.8 * 200 / 190})

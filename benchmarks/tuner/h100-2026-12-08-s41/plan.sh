@@ -29,12 +29,19 @@
 #          manifest (handed on in /tmp/s40 on a warm machine);
 #   large  the same for research_large.txt (the 140 large configs under 0.98 in grid 1a070160:
 #          `loss_by_regime.py db/bundled/measurements.parquet --run 1a070160 --list large:0.98`);
-#   grid, resume: the H100 set's grid with the merged manifest (session 40's call.sh).
+#   grid, resume: the H100 set's grid with the merged manifest (session 40's call.sh);
+#   bound  (session 42, either GPU but planned for the H100, ~2-3 min) Nsight Compute at the 24
+#          large configs of h100-2026-12-08-s42/bound_configs.txt: torch.matmul, our pick and the
+#          cuBLASLt candidate that is each one's best baseline in grid 1a070160, three metrics (the
+#          tensor pipe's busy share, clock, time), two calls each; then here
+#          `large_bound.py OUT/ncu_family.csv OUT/ncu_family_order.json db/bundled/measurements.parquet
+#          1a070160 busy_h100.csv` and `grid_bound.py ... --busy busy_h100.csv`: the H100 large
+#          regime's measured ceiling (session 39 profiled torch.matmul's kernel, not the best baseline).
 # If v4's GPU tests fail: `cp .carry/oldlib.tar.gz .carry/tunerlib.tar.gz` before `large` (dc427318)
 # and skip `deep`. An H200 that comes runs `v4` (its own configs) and, for the other steps, session
 # 38's H200 plan (call.sh's own rule).
 set -u
-step=${1:?v4, deep, large, grid or resume}
+step=${1:?v4, deep, large, grid, resume or bound}
 S=benchmarks/tuner/h100-2026-12-08-s41
 call=benchmarks/tuner/h100-2026-12-07-s40/call.sh
 if [ "$step" = v4 ] || [ "$step" = deep ]; then
@@ -45,5 +52,10 @@ v4) NAME=v4_call V=v3 S=$S exec bash benchmarks/tuner/h100-2026-12-07-s40/v2_cal
 deep) CONFIGS=$S/research_deep_k.txt SEARCH_S=${SEARCH_S:-150} AB_S=${AB_S:-120} exec bash $call search ;;
 large) CONFIGS=$S/research_large.txt SEARCH_S=${SEARCH_S:-200} AB_S=${AB_S:-150} exec bash $call search ;;
 grid | resume) exec bash $call "$step" ;;
-*) echo "unknown step $step (v4, deep, large, grid, resume)" >&2; exit 2 ;;
+bound)
+  B=benchmarks/tuner/h100-2026-12-08-s42
+  OUT=$OUT/bound NCU_CALLS=2 NCU_FAMILY=$B/bound_configs.txt NCU_SECTIONS="--metrics $(cat $B/bound_metrics.txt)" \
+    timeout 420 bash benchmarks/harness/v3/run_device.sh ncu-family
+  ;;
+*) echo "unknown step $step (v4, deep, large, grid, resume, bound)" >&2; exit 2 ;;
 esac
