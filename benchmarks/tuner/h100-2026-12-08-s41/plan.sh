@@ -37,6 +37,7 @@
 #          `large_bound.py OUT/ncu_family.csv OUT/ncu_family_order.json db/bundled/measurements.parquet
 #          1a070160 busy_h100.csv` and `grid_bound.py ... --busy busy_h100.csv`: the H100 large
 #          regime's measured ceiling (session 39 profiled torch.matmul's kernel, not the best baseline).
+#          An H200 profiles bound_configs_h200.txt with the H200 set (grid ae6434a8 in large_bound.py).
 # If v4's GPU tests fail: `cp .carry/oldlib.tar.gz .carry/tunerlib.tar.gz` before `large` (dc427318)
 # and skip `deep`. An H200 that comes runs `v4` (its own configs) and, for the other steps, session
 # 38's H200 plan (call.sh's own rule).
@@ -54,7 +55,11 @@ large) CONFIGS=$S/research_large.txt SEARCH_S=${SEARCH_S:-200} AB_S=${AB_S:-150}
 grid | resume) exec bash $call "$step" ;;
 bound)
   B=benchmarks/tuner/h100-2026-12-08-s42
-  OUT=$OUT/bound NCU_CALLS=2 NCU_FAMILY=$B/bound_configs.txt NCU_SECTIONS="--metrics $(cat $B/bound_metrics.txt)" \
+  configs=$B/bound_configs.txt  # an H200 profiles its own grid's (ae6434a8) best baselines
+  nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 && configs=$B/bound_configs_h200.txt
+  set_dir=kernels/h100_F32F16F16F32
+  [ "$configs" = $B/bound_configs_h200.txt ] && set_dir=kernels/h200_F32F16F16F32
+  OUT=$OUT/bound SET=$set_dir NCU_CALLS=2 NCU_FAMILY=$configs NCU_SECTIONS="--metrics $(cat $B/bound_metrics.txt)" \
     timeout 420 bash benchmarks/harness/v3/run_device.sh ncu-family
   ;;
 *) echo "unknown step $step (v4, deep, large, grid, resume, bound)" >&2; exit 2 ;;
