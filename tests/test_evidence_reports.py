@@ -341,3 +341,21 @@ def test_large_bound_reads_each_groups_busy_share(tmp_path, capsys):
     with busy_csv.open() as f:
         written = {(int(r["m"]), int(r["n"]), int(r["k"])): float(r["busy"]) for r in csv.DictReader(f)}
     assert written == pytest.approx({one: 0.855, two: 0.8 * 200 / 190})
+    # The same profile from ncu's raw page (one row a kernel, a units row under the header).
+    import lzma
+
+    metrics = [bound.TIME, bound.CLOCK, bound.TENSOR]
+    per_kernel: dict = {}
+    for r in rows:
+        per_kernel.setdefault(r["ID"], {"ID": r["ID"], "Kernel Name": r["Kernel Name"]})[r["Metric Name"]] = (
+            r["Metric Value"]
+        )
+    raw = tmp_path / "ncu_raw.csv.xz"
+    with lzma.open(raw, "wt", newline="") as f:
+        writer = csv.DictWriter(f, ["ID", "Kernel Name", *metrics], quoting=csv.QUOTE_ALL)
+        writer.writeheader()
+        writer.writerow({"ID": "", "Kernel Name": "", bound.TIME: "ns", bound.CLOCK: "hz", bound.TENSOR: "%"})
+        writer.writerows(per_kernel.values())
+    bound.main(str(raw), str(order_json), str(measurements), "ab12", str(tmp_path / "busy_raw.csv"))
+    assert capsys.readouterr().out == out
+    assert (tmp_path / "busy_raw.csv").read_text() == busy_csv.read_text()

@@ -59,7 +59,7 @@ bound)
   nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 && configs=$B/bound_configs_h200.txt
   set_dir=kernels/h100_F32F16F16F32
   [ "$configs" = $B/bound_configs_h200.txt ] && set_dir=kernels/h200_F32F16F16F32
-  OUT=$OUT/bound SET=$set_dir NCU_CALLS=2 NCU_FAMILY=$configs NCU_SECTIONS="--metrics $(cat $B/bound_metrics.txt)" \
+  OUT=$OUT/bound SET=$set_dir NCU_REPORT=1 NCU_CALLS=2 NCU_FAMILY=$configs NCU_SECTIONS="--metrics $(cat $B/bound_metrics.txt)" \
     timeout 420 bash benchmarks/harness/v3/run_device.sh ncu-family
   ;;
 *) echo "unknown step $step (v4, deep, large, grid, resume, bound)" >&2; exit 2 ;;

@@ -1,7 +1,7 @@
 """The large regime's tensor-pipe bound per config, from Nsight Compute's profile of each config's
 best baseline (bound_configs.py's list through ``run_device.sh ncu-family``, plan.sh's bound step).
 
-    python large_bound.py NCU_FAMILY.csv ORDER.json MEASUREMENTS RUN [BUSY_CSV]
+    python large_bound.py NCU_FAMILY.csv|ncu_raw.csv.xz ORDER.json MEASUREMENTS RUN [BUSY_CSV]
 
 The tensor pipe of the best baseline's kernel was busy a fraction ``busy`` of its cycles: at the
 clock it ran at, no kernel takes fewer than busy x its cycles (every HGEMM issues the same MMAs), so
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import csv
 import json
+import lzma
 import math
 import statistics
 import sys
@@ -38,6 +39,26 @@ CLOCK = "sm__cycles_elapsed.avg.per_second"
 METRICS = (HERE / "bound_metrics.txt").read_text().strip()
 
 Config = tuple[int, int, int]
+
+
+def profiled_kernels(path: Path) -> list[tuple[str, dict]]:
+    """Each profiled kernel in launch order, (name, {metric: value}): from ncu's details page (the
+    --log-file CSV, one row a metric) or from its raw page (``ncu_raw.csv.xz``: one row a kernel,
+    a units row under the header), which run_device.sh exports from the report (NCU_REPORT=1)."""
+    if not path.name.endswith(".xz"):
+        return kernels(path)
+    rows = list(csv.reader(lzma.open(path, "rt")))
+    header = rows[0]
+    found = []
+    for row in rows[2:]:
+        figures: dict = {}
+        for name, cell in zip(header, row, strict=True):
+            try:
+                figures[name] = float(cell.replace(",", ""))
+            except ValueError:
+                pass
+        found.append((row[header.index("Kernel Name")], figures))
+    return found
 
 
 def call_figures(group: list[dict], calls: int) -> tuple[float, float, float]:
@@ -80,7 +101,7 @@ def main(ncu_csv: str, order_json: str, measurements: str, run: str, busy_csv: s
     from bound_configs import candidate
 
     order = json.loads(Path(order_json).read_text())
-    groups = marker_groups([(name, figures) for name, figures in kernels(Path(ncu_csv))])
+    groups = marker_groups(profiled_kernels(Path(ncu_csv)))
     if len(groups) != len(order):
         raise SystemExit(f"{len(groups)} marker groups in ncu's list, {len(order)} expected")
     profiled = {
