@@ -12,8 +12,8 @@
 #   bash benchmarks/device_carry.sh lib                                   # the newest .so: v4
 # Session 42 made that prep on the CPU machine, whose ignored .carry and .whl persist: .carry/oldlib
 # = dc427318, .carry/tunerlib = v4 54e0c0a4 (`tar tzf .carry/tunerlib.tar.gz` names it), .whl built
-# with the patch applied. There, only `git apply .../v4_library.patch` is left before the calls (the
-# v4 and deep steps refuse a tree without it: the GPU test and the search's splits are the patch's).
+# with the patch applied. Nothing is left before the calls: the v4 and deep steps apply the patch to
+# the device's copy of the tree where it is missing, and refuse a carried wheel that is not v4's.
 # v4 = dc427318 + v4_library.patch: session 40's v2 (the relaxed last cluster barrier, the
 # first-round no-wait), session 41's v3 (the wgmma reductions through memory with every partial's
 # load in flight before the first add, same bits) and the sliced reduction past 16 splits (up to
@@ -46,7 +46,16 @@ step=${1:?v4, deep, large, grid, resume or bound}
 S=benchmarks/tuner/h100-2026-12-08-s41
 call=benchmarks/tuner/h100-2026-12-07-s40/call.sh
 if [ "$step" = v4 ] || [ "$step" = deep ]; then
-  grep -q '^MAX_SLICED_SPLITS = 64' tuner/wgmma.py || { echo "apply $S/v4_library.patch first" >&2; exit 2; }
+  # The device's copy of the tree gets the patch if the tree sent had none (its GPU test is the
+  # patch's); the carried wheel must be v4's already (the search's splits), or nothing runs.
+  if ! grep -q '^MAX_SLICED_SPLITS = 64' tuner/wgmma.py; then
+    { git apply $S/v4_library.patch 2>/dev/null || patch -p1 -s <$S/v4_library.patch; } &&
+      echo "v4_library.patch applied to the device's copy" || { echo "v4_library.patch does not apply" >&2; exit 2; }
+  fi
+  python3 -c 'import glob, sys, zipfile
+w = glob.glob(".whl/cuda_l2_explorer-*.whl")
+ok = w and b"MAX_SLICED_SPLITS = 64" in zipfile.ZipFile(w[0]).read("cuda_l2_explorer/tuner/wgmma.py")
+sys.exit(0 if ok else "the carried wheel is not v4: git apply the patch here, then benchmarks/device_carry.sh lib")' || exit 2
 fi
 case "$step" in
 v4) NAME=v4_call V=v3 S=$S exec bash benchmarks/tuner/h100-2026-12-07-s40/v2_call.sh ;;
