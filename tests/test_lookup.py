@@ -5,6 +5,7 @@ baseline beyond the run-to-run spread, else "keep <baseline>"; one GPU and one a
 time; runtime-shape kernels only where their family's limits allow the shape.
 """
 
+import dataclasses
 import json
 import os
 import random
@@ -670,3 +671,31 @@ def test_a_covering_config_far_larger_than_the_shape_is_bounded_by_the_baseline_
     assert by_shape["12288_4096_4096"].predicted_speedup == pytest.approx(6.46 / 664.0, rel=1e-6)
     assert "smallest measured config covering your shape" in by_shape["12288_4096_4096"].predicted_basis
     assert "ours/h100_F32F16F16F32 1024_1024_1024 (nearest) at 0.960x" in result.answer
+
+
+def test_the_keep_figure_is_the_nearest_baseline_even_where_that_kernel_cannot_run_your_shape():
+    """64x64x7 on the bundled data once said 'keep cuBLASLt-auto-tuning-nn (125.58 us of device
+    time at 12288_12288_128)': the nearest baseline among the rows whose kernels could run K = 7
+    (a reference set's covering configs), while our set had the baseline measured at 64x64x64 and
+    its kernels, needing K % 8 == 0, were left out. The baseline's time is a fact of the GPU, not
+    of the kernel beside it: the nearest measured one is the figure."""
+    query = Shape(64, 64, 7)
+    ours = measured(64, 64, 64, 2.2, 2.57)  # runtime shapes, K a multiple of 8: cannot run K = 7
+    far = measured(
+        12288, 12288, 128, 150.0, 125.58, set_id="ref/h100_F32F16F16F32", runtime_shapes=False, family=None
+    )
+    far = dataclasses.replace(far, best_baseline="cuBLASLt-heuristic-tn")
+    result = rank(query, [ours, far])
+    assert result.keep_baseline
+    keep = result.candidates[0]
+    assert keep.tier == BASELINE and keep.candidate.shape == Shape(64, 64, 64)
+    assert "keep cuBLASLt-auto-tuning-tn (2.57 us of device time at 64_64_64" in result.answer
+    assert all(r.candidate is not ours for r in kernels(result) if r.tier != "uncovered")
+    # The covering kernel's bound is over the baseline at 64x64x64 (covering your shape), and it
+    # is named so: not the baseline that ran 12288x12288x128 beside that kernel.
+    covering = next(r for r in kernels(result) if r.tier == "covering")
+    assert covering.predicted_speedup == pytest.approx(2.57 / 150.0)
+    assert covering.baseline == covering.record()["baseline"] == "cuBLASLt-auto-tuning-tn"
+    assert covering.record()["evidence"]["baseline"] == "cuBLASLt-heuristic-tn"
+    named = "12288_12288_128 (covering) at <= 0.017x (device time) over cuBLASLt-auto-tuning-tn"
+    assert named in result.answer

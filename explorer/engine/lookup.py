@@ -116,6 +116,9 @@ class Prediction:
     high: float | None
     beats: bool  # beats the best baseline beyond the run-to-run spread
     basis: str
+    # The baseline the ratio is over where it is not the candidate's own (its time measured at your
+    # shape, or at the smallest config covering it, by another row).
+    over: str | None = None
 
     def text(self) -> str:
         if self.speedup is None:
@@ -140,6 +143,7 @@ class Ranked:
     predicted_low: float | None = None
     predicted_high: float | None = None
     beats_baseline: bool = False
+    predicted_over: str | None = None  # Prediction.over
 
     @property
     def prediction(self) -> Prediction:
@@ -149,7 +153,13 @@ class Ranked:
             self.predicted_high,
             self.beats_baseline,
             self.predicted_basis,
+            self.predicted_over,
         )
+
+    @property
+    def baseline(self) -> str | None:
+        """The baseline the predicted ratio is over."""
+        return self.predicted_over or self.candidate.best_baseline
 
     def record(self) -> dict:
         c = self.candidate
@@ -173,7 +183,7 @@ class Ranked:
             "metric": c.metric,
             "kernel_us": None if c.kernel_s is None else c.kernel_s * 1e6,
             "kernel_padded_us": None if c.kernel_padded_s is None else c.kernel_padded_s * 1e6,
-            "baseline": c.best_baseline,
+            "baseline": self.baseline,
             "evidence": {
                 "source": c.source,
                 "metric": c.metric,
@@ -314,7 +324,7 @@ def _prediction(
     tier: str,
     c: Candidate,
     at_query: dict[tuple[str, str], _AtQuery],
-    covering_base: dict[tuple[str, str], float] | None = None,
+    covering_base: dict[tuple[str, str], tuple[float, str | None]] | None = None,
 ) -> Prediction:
     point = c.speedup_best
     measured_spread = _ratio_spread(
@@ -350,11 +360,12 @@ def _prediction(
             high,
             low is not None and low > 1.0,
             f"measured best baseline at your shape / kernel at {c.shape} ({what} the padding copy)",
+            base.name,
         )
     # A baseline at a measured shape that covers yours costs at least what it costs at yours (a
     # GEMM does not slow down as every dimension shrinks), so that time over the padded kernel's
     # bounds the speedup too: a config 200x your volume gets ~0.01, not its own ratio.
-    bound = (covering_base or {}).get((c.gpu, c.mode))
+    bound, over = (covering_base or {}).get((c.gpu, c.mode), (None, None))
     if bound is not None and kernel is not None and point is not None and bound / kernel < point:
         return Prediction(
             bound / kernel,
@@ -363,6 +374,7 @@ def _prediction(
             False,
             f"upper bound: the best baseline at the smallest measured config covering your shape / "
             f"kernel at {c.shape}",
+            over,
         )
     return Prediction(
         point,
@@ -388,17 +400,20 @@ def _at_query(query: Shape, candidates: Sequence[Candidate]) -> dict[tuple[str, 
     return out
 
 
-def _covering_base(query: Shape, candidates: Sequence[Candidate]) -> dict[tuple[str, str], float]:
+def _covering_base(
+    query: Shape, candidates: Sequence[Candidate]
+) -> dict[tuple[str, str], tuple[float, str | None]]:
     """Per (GPU, mode): the best-baseline time measured at the smallest config covering the query
-    (not the query itself: that is :func:`_at_query`), an upper bound of the baseline's time there."""
-    out: dict[tuple[str, str], tuple[int, float]] = {}
+    (not the query itself: that is :func:`_at_query`), an upper bound of the baseline's time there,
+    and that baseline's name."""
+    out: dict[tuple[str, str], tuple[int, float, str]] = {}
     for c in candidates:
         if c.source == PUBLISHED or c.best_baseline_s is None or not c.shape.covers(query):
             continue
-        key, mine = (c.gpu, c.mode), (c.shape.volume, c.best_baseline_s)
+        key, mine = (c.gpu, c.mode), (c.shape.volume, c.best_baseline_s, c.best_baseline or "")
         if key not in out or mine < out[key]:
             out[key] = mine
-    return {key: seconds for key, (_, seconds) in out.items()}
+    return {key: (seconds, name or None) for key, (_, seconds, name) in out.items()}
 
 
 def _baseline_entry(
@@ -497,10 +512,15 @@ def rank(query: Shape, candidates: Sequence[Candidate], limit: int | None = 10) 
     by_group: dict[tuple[str, str], list[Candidate]] = {}
     for c in pool:
         by_group.setdefault((c.gpu, c.mode), []).append(c)
+    # The baselines' figures come from every row of the GPU and mode: a baseline measured at a
+    # config whose kernel cannot run your shape is still the nearest evidence of the baseline.
+    evidence: dict[tuple[str, str], list[Candidate]] = {}
+    for c in candidates:
+        evidence.setdefault((c.gpu, c.mode), []).append(c)
     entries: list[tuple[tuple, str, Candidate, Prediction]] = []
     for (gpu, mode), group in sorted(by_group.items()):
         best = min(group, key=kernel_key.__getitem__) if covered else None
-        baseline, prediction = _baseline_entry(gpu, mode, query, group, best)
+        baseline, prediction = _baseline_entry(gpu, mode, query, evidence[(gpu, mode)], best)
         entries.append(((1, False, gpu, mode), BASELINE, baseline, prediction))
     entries += [(kernel_key[c], tiers[c], c, predictions[c]) for c in pool]
     entries.sort(key=lambda e: e[0])
@@ -579,6 +599,7 @@ def _ranked(position: int, query: Shape, tier: str, c: Candidate, p: Prediction)
         predicted_low=p.low,
         predicted_high=p.high,
         beats_baseline=p.beats,
+        predicted_over=p.over,
     )
 
 
@@ -586,7 +607,7 @@ def describe_kernel(r: Ranked) -> str:
     """'<set> <config> (<tier>) at <predicted> (<metric>) over <baseline>': a kernel entry in one
     phrase, its figure's metric named."""
     c = r.candidate
-    over = f" over {c.best_baseline}" if c.best_baseline else ""
+    over = f" over {r.baseline}" if r.baseline else ""
     words = METRIC_WORDS.get(c.metric or "", c.metric or c.source)
     return f"{c.set_id} {c.shape} ({r.tier}) at {r.prediction.text()} ({words}){over}"
 
@@ -619,7 +640,7 @@ def _answer(
         words = METRIC_WORDS.get(c.metric or "", c.metric or c.source)
         text = (
             f"use {c.set_id} {c.shape} ({top.tier}, runs at {top.runs_at}): "
-            f"predicted {top.prediction.text()} ({words}) over {c.best_baseline or 'the best baseline'} "
+            f"predicted {top.prediction.text()} ({words}) over {top.baseline or 'the best baseline'} "
             f"on {c.gpu} {c.mode} ({top.predicted_basis})"
         )
         if c.source != PUBLISHED:
