@@ -375,6 +375,47 @@ async def test_bench_progress_says_what_it_counts(app_db):
         assert str(status.render()) == "3/60 configs · 64_64_64 measuring"
 
 
+async def test_the_bench_bar_shows_only_for_a_run(app_db):
+    """Idle, no bar (an empty one animates as if busy); a run shows it busy until its first
+    progress record; a run that ends before counting anything hides it, one that counted keeps it."""
+    from textual.widgets import ProgressBar
+
+    app = ExplorerApp(app_db, with_bundled=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await _ready(pilot)
+        await pilot.press("7")
+        pane = app.query_one(BenchPane)
+        bar = app.query_one("#bench-progress", ProgressBar)
+        assert not bar.display
+        pane.running(True)
+        assert bar.display and bar.total is None
+        pane.finished("failed (exit 7): no GPU")
+        assert not bar.display
+        pane.running(True)
+        pane.progress(3, 60, "64_64_64 measuring", "bench offline")
+        pane.finished("done")
+        assert bar.display and (bar.progress, bar.total) == (3, 60)
+        pane.running(True)  # the next run starts busy again
+        assert bar.display and bar.total is None
+
+
+async def test_messages_are_shown_as_written_not_as_markup(app_db):
+    """A run's error said "pip install 'cuda-l2-explorer[gpu]'" and the pane showed it without
+    "[gpu]" (read as markup); a message with "[/x]" in it raised MarkupError."""
+    app = ExplorerApp(app_db, with_bundled=False)
+    said = "failed (exit 7): bench needs torch with CUDA: pip install 'cuda-l2-explorer[gpu]' [/x]"
+    async with app.run_test(size=SIZE) as pilot:
+        await _ready(pilot)
+        await pilot.press("7")
+        app.query_one(BenchPane).finished(said)
+        assert str(app.query_one("#bench-status").render()) == said
+        app.notify(said, title="bench", severity="error")
+        app._show_problem("cannot open /data/[/x]/store.duckdb")
+        await pilot.pause()
+        assert [n.message for n in app._notifications] == [said]
+        assert "/data/[/x]/store.duckdb" in str(app.query_one("#problem").render())
+
+
 async def test_empty_and_broken_stores_show_a_message(tmp_path):
     for path, words in ((tmp_path / "empty.duckdb", "no speedups"), (tmp_path / "bad.duckdb", "corrupt")):
         if "bad" in path.name:

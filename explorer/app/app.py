@@ -33,6 +33,8 @@ from textual import events, on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal
+from textual.markup import escape
+from textual.notifications import SeverityLevel
 from textual.screen import ModalScreen, Screen
 from textual.widget import Widget
 from textual.widgets import DataTable, Footer, Header, Input, Select, Static, TabbedContent, TabPane
@@ -123,6 +125,19 @@ class ExplorerApp(App[None]):
         self.timings: dict[str, float] = {}
         self.froze_gc = False  # this app froze the collector's view of the heap (unfrozen on close)
 
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = False,
+    ) -> None:
+        """Plain text unless asked: messages carry errors, paths and a run's output, which are no
+        markup ("pip install 'x[gpu]'" lost its extra, and a '[/' in one raised MarkupError)."""
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
+
     # ------------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
         yield Header()
@@ -176,8 +191,8 @@ class ExplorerApp(App[None]):
     def _show_problem(self, text: str) -> None:
         problem = self.query_one("#problem", Static)
         problem.update(
-            f"[b]{text}[/b]\n\nFill the store with `cuda-l2-explorer import-results --upstream` (or a CSV "
-            "path), or measure a kernel set with `cuda-l2-explorer bench`, then press r to reload."
+            f"[b]{escape(text)}[/b]\n\nFill the store with `cuda-l2-explorer import-results --upstream` "
+            "(or a CSV path), or measure a kernel set with `cuda-l2-explorer bench`, then press r to reload."
         )
         problem.display = True
 

@@ -25,6 +25,7 @@ class BenchPane(Vertical):
     BenchPane #bench-cluster { width: 2fr; }
     BenchPane #bench-mode { width: 16; }
     BenchPane #bench-status { height: auto; padding: 0 1; }
+    BenchPane #bench-progress { display: none; }
     BenchPane Log { height: 1fr; border: round $panel; }
     """
 
@@ -45,9 +46,10 @@ class BenchPane(Vertical):
                 id="bench-mode",
             )
             yield Button("Run", id="bench-run", variant="primary")
-        yield Static(
+        yield Static(  # plain text: a run's messages are not markup ("pip install 'x[gpu]'")
             "Measures on this machine's GPU, or on a Dask cluster's GPU workers; Esc cancels a run.",
             id="bench-status",
+            markup=False,
         )
         yield ProgressBar(id="bench-progress", show_eta=True)
         yield Log(id="bench-log", highlight=False)
@@ -86,7 +88,13 @@ class BenchPane(Vertical):
         self.post_message(self.Start(args))
 
     def running(self, on: bool) -> None:
+        """The bar shows only while a run goes (busy until its first progress record) and after a
+        run that counted something; idle, an empty bar would look like work in progress."""
         self.query_one("#bench-run", Button).disabled = on
+        bar = self.query_one("#bench-progress", ProgressBar)
+        if on:
+            bar.update(total=None, progress=0)
+        bar.display = on or bar.total is not None
 
     def progress(self, done: int, total: int, detail: str, label: str = "", unit: str = "steps") -> None:
         """One progress record of the run: a download (bytes), the kernel builds or the configs."""

@@ -71,8 +71,10 @@ class ComparePane(Vertical):
             yield Select(list(VIEWS.items()), value=PAIR, allow_blank=False, id="compare-view")
             yield Select([], prompt="left", id="compare-left")
             yield Select([], prompt="right", id="compare-right")
-        yield Static(
-            "Pick two selections to compare their speedups over the best baseline.", id="compare-summary"
+        yield Static(  # plain text: set names and the reader's messages are not markup
+            "Pick two selections to compare their speedups over the best baseline.",
+            id="compare-summary",
+            markup=False,
         )
         yield FrameTable(id="compare-table")
 
