@@ -25,7 +25,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent), str(HERE.parents[1] / "harness" / "v3"), str(HERE)]
-from bound_configs import best_baselines  # noqa: E402
+from bound_configs import best_baselines, candidate  # noqa: E402
 from ncu_family_report import kernels  # noqa: E402
 from table import marker_groups  # noqa: E402
 
@@ -77,9 +77,14 @@ def call_figures(group: list[dict], calls: int) -> tuple[float, float, float]:
     return statistics.median(busy), statistics.median(mhz), statistics.median(ns)
 
 
-def stand_in(best: str, message_candidate: str) -> str:
-    """The ncu_driver group that profiled the best baseline (or stood in for it)."""
-    return "torch.matmul" if best == "torch.matmul" else f"cuBLASLt-{message_candidate}"
+def profiled_group(implementation: str, message: str) -> str:
+    """The ncu_driver group that profiled the grid's best baseline (or stood in for it)."""
+    suffix = candidate(implementation, message).lstrip("@")  # e.g. tn6
+    return f"cuBLASLt-{suffix[:2]}-{suffix[2:]}" if suffix else "torch.matmul"
+
+
+def geomean(values: list[float]) -> float:
+    return math.exp(sum(map(math.log, values)) / len(values))
 
 
 def grid_rows(measurements: str, run: str) -> dict[tuple[Config, str], float]:
@@ -98,8 +103,6 @@ def grid_rows(measurements: str, run: str) -> dict[tuple[Config, str], float]:
 
 
 def main(ncu_csv: str, order_json: str, measurements: str, run: str, busy_csv: str = "") -> None:
-    from bound_configs import candidate
-
     order = json.loads(Path(order_json).read_text())
     groups = marker_groups(profiled_kernels(Path(ncu_csv)))
     if len(groups) != len(order):
@@ -118,8 +121,7 @@ def main(ncu_csv: str, order_json: str, measurements: str, run: str, busy_csv: s
     ceilings, ours_now, out = [], [], []
     for config in sorted({c for c, _ in profiled}, key=lambda c: (c[0] * c[1] * c[2], c)):
         impl, message = best[config]
-        suffix = candidate(impl, message).lstrip("@")
-        standin = stand_in(impl, f"{suffix[:2]}-{suffix[2:]}" if suffix else "")
+        standin = profiled_group(impl, message)
         if (config, standin) not in profiled:
             print(f"| {config} | {impl} | {standin}: not profiled | | | | | | | |")
             continue
@@ -139,8 +141,7 @@ def main(ncu_csv: str, order_json: str, measurements: str, run: str, busy_csv: s
         ceilings.append(ceiling)
         ours_now.append(now)
         out.append((*config, busy / carry))
-    gm = lambda xs: math.exp(sum(map(math.log, xs)) / len(xs))  # noqa: E731
-    print(f"\n{len(ceilings)} configs: ours now {gm(ours_now):.3f}, ceiling {gm(ceilings):.3f}")
+    print(f"\n{len(ceilings)} configs: ours now {geomean(ours_now):.3f}, ceiling {geomean(ceilings):.3f}")
     if busy_csv:
         with open(busy_csv, "w", newline="") as f:
             writer = csv.writer(f)
