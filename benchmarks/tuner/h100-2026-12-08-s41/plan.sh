@@ -38,11 +38,16 @@
 #          1a070160 busy_h100.csv` and `grid_bound.py ... --busy busy_h100.csv`: the H100 large
 #          regime's measured ceiling (session 39 profiled torch.matmul's kernel, not the best baseline).
 #          An H200 profiles bound_configs_h200.txt with the H200 set (grid ae6434a8 in large_bound.py).
+#   recheck (session 42, H100, ~1-2 min, before `grid`) the three picks that session 40's merges
+#          replaced and grid 1a070160 then measured 4-10% lower than 7ad9d33e had the replaced ones
+#          (h100-2026-12-08-s42/recheck_picks.json, from recheck_picks.py 38679b8): current picks
+#          (old) against the replaced ones (new), old/new/old/new, and those > 1% faster merged
+#          back into the manifest the grid step measures (/tmp/s40 on a warm machine).
 # If v4's GPU tests fail: `cp .carry/oldlib.tar.gz .carry/tunerlib.tar.gz` before `large` (dc427318)
 # and skip `deep`. An H200 that comes runs `v4` (its own configs) and, for the other steps, session
 # 38's H200 plan (call.sh's own rule).
 set -u
-step=${1:?v4, deep, large, grid, resume or bound}
+step=${1:?v4, deep, large, grid, resume, bound or recheck}
 S=benchmarks/tuner/h100-2026-12-08-s41
 call=benchmarks/tuner/h100-2026-12-07-s40/call.sh
 if [ "$step" = v4 ] || [ "$step" = deep ]; then
@@ -71,5 +76,20 @@ bound)
   OUT=$OUT/bound SET=$set_dir NCU_REPORT=1 NCU_CALLS=2 NCU_FAMILY=$configs NCU_SECTIONS="--metrics $(cat $B/bound_metrics.txt)" \
     timeout 420 bash benchmarks/harness/v3/run_device.sh ncu-family
   ;;
-*) echo "unknown step $step (v4, deep, large, grid, resume, bound)" >&2; exit 2 ;;
+recheck)
+  nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H100 || { echo "recheck: the H100 set's picks, on an H100" >&2; exit 2; }
+  B=benchmarks/tuner/h100-2026-12-08-s42 state=/tmp/s40 set_dir=kernels/h100_F32F16F16F32
+  [ -f $state/manifest.json ] && cp $state/manifest.json $set_dir/manifest.json
+  mkdir -p /tmp/setup $OUT/recheck && OUT=/tmp/setup bash benchmarks/harness/v3/run_device.sh >/dev/null  # the wheel, the library
+  export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1
+  lib=$(ls -t /tmp/tb/lib/*.so | head -1)
+  bash benchmarks/tuner/ab_picks.sh $B/recheck_picks.json "$lib" $OUT/recheck "${AB_S:-100}"
+  python3 benchmarks/tuner/h100-2026-11-24-s12/picks_ab.py $OUT/recheck/picks.duckdb | tee $OUT/recheck/picks_ab.txt
+  bash benchmarks/tuner/merge_picks.sh $B/recheck_picks.json $OUT/recheck/picks.duckdb $set_dir/manifest.json \
+    >$OUT/recheck/merge.txt 2>&1
+  echo "merge: exit $? $(tail -1 $OUT/recheck/merge.txt)"
+  mkdir -p $state && cp $set_dir/manifest.json $state/manifest.json && cp $set_dir/manifest.json $OUT/recheck/merged_manifest.json
+  xz -T8 $OUT/recheck/picks.duckdb
+  ;;
+*) echo "unknown step $step (v4, deep, large, grid, resume, bound, recheck)" >&2; exit 2 ;;
 esac
