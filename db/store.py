@@ -220,14 +220,7 @@ class Store:
             store.read_only = True
         else:
             if not read_only:
-                if _is_read_only_file(target):
-                    raise StoreError(f"store {target} is read-only; pass a writable --db")
-                try:
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                except OSError as exc:
-                    raise StoreError(
-                        f"cannot create the store's folder {target.parent}: {exc.strerror}"
-                    ) from exc
+                cls.check_writable(target)
             store = cls(cls._connect(target, read_only), target, read_only)
             store._check_version_and_migrate()
         if not views:  # a writer's short session (one benchmark commit) reads nothing
@@ -239,6 +232,23 @@ class Store:
         if not lazy_views:
             store.use_derived_views()
         return store
+
+    @staticmethod
+    def check_writable(path: Path | str | None) -> Path:
+        """The store's path, refused as open would refuse it for writing (a folder, a read-only
+        file, a folder that cannot be made or written in), without opening it: an import checks
+        it before its downloads, not after them."""
+        target = Path(path).expanduser() if path is not None else default_store_path()
+        _check_store_file(target)
+        if _is_read_only_file(target):
+            raise StoreError(f"store {target} is read-only; pass a writable --db")
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot create the store's folder {target.parent}: {exc.strerror}") from exc
+        if not target.exists() and not os.access(target.parent, os.W_OK):
+            raise StoreError(f"cannot create the store in {target.parent}: the folder is not writable")
+        return target
 
     @staticmethod
     def _connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:

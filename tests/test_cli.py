@@ -167,6 +167,36 @@ def test_read_only_store(cli, loaded_db):
         os.chmod(loaded_db, 0o644)
 
 
+def test_an_import_refuses_a_store_it_cannot_write_before_downloading(cli, loaded_db, tmp_path):
+    """A read-only store, or a folder where none can be made, is said before the downloads (it
+    was said after all eight published files had been fetched), and nothing is requested."""
+    requests: list[str] = []
+
+    class Counted(_QuietFiles):
+        def do_GET(self):
+            requests.append(self.path)
+            super().do_GET()
+
+    mirror = functools.partial(Counted, directory=str(UPSTREAM))
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file where the store's folder would go")
+    os.chmod(loaded_db, 0o444)
+    try:
+        with loopback_server(mirror) as url:
+            upstream = ["import-results", "--upstream", "--upstream-base", url]
+            read_only = cli("--db", loaded_db, *upstream)
+            no_folder = cli("--db", blocked / "store.duckdb", *upstream)
+            kernels = cli("--db", blocked / "store.duckdb", "import-kernels", f"{url}/set.tar.gz")
+            assert requests == []
+            fresh = cli("--db", tmp_path / "fresh.duckdb", *upstream)
+            assert fresh.code == 0 and requests  # the mirror serves
+    finally:
+        os.chmod(loaded_db, 0o644)
+    assert read_only.code == 6 and "read-only" in read_only.err
+    assert no_folder.code == 6 and "which is a file, not a folder" in no_folder.err
+    assert kernels.code == 6 and "which is a file, not a folder" in kernels.err
+
+
 def test_locked_store(cli, loaded_db):
     from conftest import OFFLINE, store_locked_by_another_process
 

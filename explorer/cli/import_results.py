@@ -39,6 +39,7 @@ def run(args: argparse.Namespace) -> int:
     from cuda_l2_explorer.cli.output import emit
     from cuda_l2_explorer.cli.progress import ProgressBar
     from cuda_l2_explorer.engine.imports import (
+        check_store_for_import,
         import_published,
         load_published,
         open_store_for_import,
@@ -54,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
     if not sources:
         raise UsageError("import-results: give PATH_OR_URL arguments or --upstream")
     options = download_options(args)
+    check_store_for_import(store_path(args))
     loaded = []
     for origin in sources:
         bar = ProgressBar(

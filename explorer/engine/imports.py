@@ -37,6 +37,7 @@ __all__ = [
     "ImportedSet",
     "PublishedFile",
     "SetFolder",
+    "check_store_for_import",
     "fetch_kernel_sets",
     "import_kernel_sets",
     "import_published",
@@ -52,6 +53,11 @@ def upstream_sources(base: str | None = None) -> list[str]:
     """The URL of every file the reference repository publishes (``base``: a mirror of its folder)."""
     root = (base or UPSTREAM_BASE).rstrip("/")
     return [f"{root}/{name}" for name in UPSTREAM_FILES]
+
+
+def check_store_for_import(db: Path | None) -> None:
+    """Refuse a store an import could not write before its sources are downloaded and read."""
+    Store.check_writable(db)
 
 
 def open_store_for_import(db: Path | None) -> Store:
@@ -128,6 +134,7 @@ def import_kernel_sets(
     """Every kernel set ``source`` holds (a folder, an archive, an archive URL or a GitHub
     repository), scanned and stored with its folder in one transaction, ready for
     ``bench --set SET_ID``. Nothing is built or measured."""
+    Store.check_writable(store_path)  # before a download, not after it
     if looks_like_archive(source):
         fetched = fetch_kernel_sets(source, options, feedback)
         found = [(f, set_name or set_name_for(fetched, f)) for f in fetched.folders]

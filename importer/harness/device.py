@@ -18,7 +18,9 @@ def visible_gpus() -> int:
     try:
         import torch
     except ImportError as exc:
-        raise NoGPUError("bench needs torch with CUDA: pip install 'cuda-l2-explorer[gpu]'") from exc
+        raise NoGPUError(
+            "measuring needs torch with CUDA (bench, tune): pip install 'cuda-l2-explorer[gpu]'"
+        ) from exc
     if not torch.cuda.is_available() or torch.cuda.device_count() == 0:
         raise NoGPUError("no CUDA GPU is visible (torch.cuda.is_available() is False)")
     return torch.cuda.device_count()
