@@ -263,7 +263,9 @@ def _choose_root(path: Path, device: str | None, accumulator: str | None) -> tup
         )
     if len(sets) > 1:
         names = ", ".join(s[0].name for s in sets)
-        raise UsageError(f"{path} holds several kernel sets ({names}); choose one by device and accumulator")
+        raise UsageError(
+            f"{path} holds several kernel sets ({names}); name one, e.g. {path / sets[0][0].name}"
+        )
     return sets[0]
 
 

@@ -79,8 +79,9 @@ def test_scan_planted_set():
 
 
 def test_parent_with_two_sets_needs_a_choice():
-    with pytest.raises(UsageError, match="several kernel sets"):
+    with pytest.raises(UsageError, match="several kernel sets") as refused:
         scan_set(PLANTED)
+    assert str(refused.value).endswith(f"name one, e.g. {PLANTED / 'h100_F16F16F16F16'}")  # the first by name
     f16 = scan_set(PLANTED, accumulator="fp16")
     assert f16.accumulator == "F16F16F16F16" and f16.function == "cuda_l2_h100_fp16"
     assert [str(f.shape) for f in f16.files] == ["128_256_512"]
