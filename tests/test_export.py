@@ -19,7 +19,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from cuda_l2_explorer.db.errors import UsageError
+from cuda_l2_explorer.db.errors import IOFailure, UsageError
 from cuda_l2_explorer.db.shapes import Shape
 from cuda_l2_explorer.db.store import Store
 from cuda_l2_explorer.engine.export import formats, plan_export, render_files, safe_identifier, write_tree
@@ -229,7 +229,6 @@ def test_export_creates_the_folders_above_out(cli, manifest, tmp_path, monkeypat
     out = tmp_path / "a" / "b" / "pkg"
     args = ["--db", tmp_path / "s.duckdb", "export", *SKINNY.astuple(), "--format", "cuda-l2"]
     assert cli(*args, "--manifest", manifest, "--out", out).code == 0 and (out / "README.md").is_file()
-    from cuda_l2_explorer.db.errors import IOFailure
     from cuda_l2_explorer.engine.export import run as run_module
 
     def disk_full(*_args, **_kwargs):
@@ -510,6 +509,11 @@ def test_a_file_target_is_refused(tmp_path) -> None:
     with pytest.raises(UsageError, match="not a folder"):
         write_tree(FILES, tmp_path / "out", force=True)
     assert (tmp_path / "out").read_text() == "a file"
+    # A file where the target's folder would be is named so (it was "does not exist").
+    with pytest.raises(IOFailure, match=r"out is a file, not a folder"):
+        write_tree(FILES, tmp_path / "out" / "pkg")
+    with pytest.raises(IOFailure, match=r"missing does not exist"):
+        write_tree(FILES, tmp_path / "missing" / "pkg")
 
 
 @pytest.mark.parametrize("bad", ["../x", "/etc/passwd", "a/../../x", "a\\b", "", ".", "a/./b", "-rf"])

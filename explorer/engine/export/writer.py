@@ -194,7 +194,8 @@ def write_tree(files: Mapping[str, str], out_dir: str | os.PathLike[str], force:
     _refuse_protected(out_dir)
     parent = out_dir.parent
     if not parent.is_dir():
-        raise IOFailure(f"cannot export into {out_dir}: the folder {parent} does not exist")
+        why = "is a file, not a folder" if parent.exists() else "does not exist"
+        raise IOFailure(f"cannot export into {out_dir}: {parent} {why}")
     existed = _check_target(out_dir, force)
     try:
         staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.export-", dir=parent))
