@@ -33,6 +33,11 @@ class _QuietFiles(SimpleHTTPRequestHandler):
         pass
 
 
+def _rows(table) -> list[tuple[str, ...]]:
+    """A table's rows as the text they show (a DataTable's cells are rich Text)."""
+    return [tuple(str(v) for v in table.get_row_at(i)) for i in range(table.row_count)]
+
+
 async def _ready(pilot) -> None:
     """Wait until no worker is running (cancelled ones, replaced by newer work, are fine)."""
     from textual.worker import WorkerCancelled, WorkerFailed, WorkerState
@@ -266,10 +271,10 @@ async def test_lookup_flow(app_db):
         # the baseline (no kernel beats it beyond the spread here), then the measured set's
         # 1024^3 and 4 published covering configs, each figure's metric beside it
         assert table.row_count == 6
-        first, second = table.get_row_at(0), table.get_row_at(1)
+        first, second = _rows(table)[:2]  # cells are plain Text: shown as written, never as markup
         assert first[LOOKUP_COLUMNS.index("tier")] == "baseline" and first[0] == "1"
         assert second[LOOKUP_COLUMNS.index("config")] == "1024_1024_1024"
-        metrics = [table.get_row_at(i)[LOOKUP_COLUMNS.index("metric")] for i in range(6)]
+        metrics = [row[LOOKUP_COLUMNS.index("metric")] for row in _rows(table)]
         assert metrics == ["device_time", "device_time", *["published"] * 4]
         assert LOOKUP_BASELINE == engine_lookup.BASELINE  # the pane names the engine's tier
         assert str(app.query_one("#lookup-message").render()).startswith("keep ")
@@ -416,6 +421,30 @@ async def test_messages_are_shown_as_written_not_as_markup(app_db):
         assert "/data/[/x]/store.duckdb" in str(app.query_one("#problem").render())
 
 
+async def test_table_cells_and_names_are_shown_as_written(app_db):
+    """A DataTable reads a str cell as markup: a compile error's "[with T=int]" was mangled and a
+    "[/x]" in a message or a set's name raised MarkupError and stopped the app."""
+    import polars as pl
+    from cuda_l2_explorer.db.shapes import Shape
+
+    said = 'error: no instance of "f" [with T=int] matches [/x]'
+    detail = {
+        "kernel": {"path": "/sets/[/x]/64_64_64.cu", "source_sha256": "0", "runtime_shapes": False},
+        "measurements": pl.DataFrame({"status": ["compile_error"], "message": [said]}),
+        "audit": pl.DataFrame(),
+        "search_log": pl.DataFrame(),
+    }
+    app = ExplorerApp(app_db, with_bundled=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await _ready(pilot)
+        app.push_screen(KernelScreen("mine[/x]/h100_F32F16F16F32", Shape(64, 64, 64), detail))
+        await pilot.pause()
+        assert _rows(app.screen.query_one("#kernel-measurements")) == [("compile_error", said)]
+        shown = [str(w.render()) for w in app.screen.query("Static")]
+        assert any(t.startswith("mine[/x]/h100_F32F16F16F32 · config 64_64_64") for t in shown)
+        assert any("file /sets/[/x]/64_64_64.cu" in t for t in shown)
+
+
 async def test_empty_and_broken_stores_show_a_message(tmp_path):
     for path, words in ((tmp_path / "empty.duckdb", "no speedups"), (tmp_path / "bad.duckdb", "corrupt")):
         if "bad" in path.name:
@@ -536,7 +565,7 @@ async def _compare(app, pilot, left: str, right: str) -> list[tuple[str, ...]]:
     await _ready(pilot)
     table = app.query_one("#compare-table")
     assert [str(c.label) for c in table.columns.values()] == ["m", "n", "k", "left", "right", "right/left"]
-    return [tuple(str(v) for v in table.get_row_at(i)) for i in range(table.row_count)]
+    return _rows(table)
 
 
 async def test_compare_two_modes_and_two_sets(app_db):
@@ -771,7 +800,7 @@ async def _published_vs_measured(app, pilot) -> list[tuple[str, ...]]:
     app.query_one("#compare-view").value = PUBLISHED_VS_MEASURED
     await _ready(pilot)
     table = app.query_one("#compare-table")
-    return [tuple(str(v) for v in table.get_row_at(i)) for i in range(table.row_count)]
+    return _rows(table)
 
 
 async def test_compare_shows_published_beside_measured(loaded_db):

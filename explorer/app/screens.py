@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from cuda_l2_explorer.app.cells import plain
 from cuda_l2_explorer.db.errors import ExplorerError
 from cuda_l2_explorer.db.shapes import Shape, parse_shape
 from cuda_l2_explorer.tuner.families import RUNTIME_SHAPE_ALIGNMENT
@@ -13,6 +14,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
+from textual.markup import escape
 from textual.screen import ModalScreen
 from textual.widgets import Checkbox, DataTable, Input, OptionList, Select, Static
 from textual.widgets.option_list import Option
@@ -93,7 +95,8 @@ class KernelScreen(ModalScreen[None]):
         kernel = self.detail.get("kernel")
         with VerticalScroll():
             yield Static(
-                f"[b]{self.set_id}[/b] · config {self.shape} · Esc closes · b benchmarks it · x exports it"
+                f"[b]{escape(self.set_id)}[/b] · config {self.shape} · Esc closes · b benchmarks it · "
+                "x exports it"
             )
             if kernel is None:
                 yield Static(
@@ -118,12 +121,13 @@ class KernelScreen(ModalScreen[None]):
                             "runtime variant with another epilogue, kept where an A/B measured it faster "
                             "(the search log below chose the former)"
                         )
-                    yield Static("\n".join(lines))
+                    yield Static("\n".join(lines), markup=False)
                 else:
                     yield Static(
                         f"file {kernel.get('path')}\nsha256 {kernel.get('source_sha256')}\n"
                         f"padding tiles (BM, BN, BK) {pad if any(pad) else 'none'} · runtime shapes "
-                        f"{kernel.get('runtime_shapes')} · build {kernel.get('build_status')}"
+                        f"{kernel.get('runtime_shapes')} · build {kernel.get('build_status')}",
+                        markup=False,
                     )
             yield Static("[b]Correctness and time[/b]")
             yield DataTable(id="kernel-measurements")
@@ -150,7 +154,7 @@ class KernelScreen(ModalScreen[None]):
                 table.add_column(column)
             for row in frame.iter_rows():
                 table.add_row(
-                    *["-" if v is None else (f"{v:.4g}" if isinstance(v, float) else str(v)) for v in row]
+                    *[plain("-" if v is None else (f"{v:.4g}" if isinstance(v, float) else v)) for v in row]
                 )
 
     def action_bench(self) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from cuda_l2_explorer.app.cells import plain
 from cuda_l2_explorer.db.errors import UsageError
 from cuda_l2_explorer.db.shapes import Shape, parse_shape
 from rich.text import Text
@@ -75,19 +76,19 @@ class LookupPane(Vertical):
             table.add_column(column, key=column)
         for r in result.candidates:
             c = r.candidate
-            table.add_row(
-                str(r.rank),
+            cells = (
+                r.rank,
                 "-" if r.predicted_speedup is None else r.prediction.text(),
                 c.metric or "-",
                 r.tier,
-                str(c.shape),
+                c.shape,
                 f"keep {c.best_baseline or 'baseline'}" if r.tier == BASELINE else c.set_id,
                 c.gpu,
                 c.mode,
                 r.runs_at,
                 r.predicted_basis,
-                key=f"{c.set_id}|{c.shape}|{c.gpu}|{c.mode}|{r.rank}",
             )
+            table.add_row(*map(plain, cells), key=f"{c.set_id}|{c.shape}|{c.gpu}|{c.mode}|{r.rank}")
 
     @on(DataTable.RowSelected, "#lookup-table")
     def _chosen(self, event: DataTable.RowSelected) -> None:

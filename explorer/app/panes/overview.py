@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from cuda_l2_explorer.app.cells import plain
 from cuda_l2_explorer.app.charts import speedup_histogram
 from cuda_l2_explorer.app.data import Selection
 from rich.markup import escape
@@ -57,7 +58,7 @@ class OverviewPane(VerticalScroll):
             grid.add_column(column.replace("_", " "), key=column)
         for row in shown.select(COLUMNS).iter_rows(named=True):
             row["baseline"] = row["baseline"].replace("cuBLASLt-", "Lt-")
-            grid.add_row(*[f"{v:.3f}" if isinstance(v, float) else str(v) for v in row.values()])
+            grid.add_row(*[plain(f"{v:.3f}" if isinstance(v, float) else v) for v in row.values()])
         chart = self.query_one("#overview-chart", Static)
         if selection is not None and table is not None:
             width = max(self.size.width - 4, 40)
