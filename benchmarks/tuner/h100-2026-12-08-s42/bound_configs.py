@@ -29,20 +29,31 @@ from cuda_l2_explorer.db.views import BASELINES  # noqa: E402
 ALWAYS = (12288, 12288, 2048)
 
 
-def best_baselines(measurements: str, run: str) -> dict[tuple[int, int, int], tuple[str, str]]:
-    """(implementation, message) of the fastest baseline per config of the run."""
-    names = ", ".join(f"'{b}'" for b in BASELINES)
+Config = tuple[int, int, int]
+
+
+def grid_rows(measurements: str, run: str) -> dict[tuple[Config, str], tuple[float, str]]:
+    """(device time, message) of every implementation per config of the run."""
     rows = (
         duckdb.connect()
         .execute(
-            "SELECT m, n, k, arg_min(implementation, median), arg_min(coalesce(message, ''), median) "
+            "SELECT m, n, k, implementation, median, coalesce(message, '') "
             f"FROM read_parquet('{measurements}') WHERE metric = 'device_time' AND status = 'ok' "
-            f"AND NOT padded AND starts_with(run_id, ?) AND implementation IN ({names}) GROUP BY ALL",
+            "AND NOT padded AND starts_with(run_id, ?)",
             [run],
         )
         .fetchall()
     )
-    return {(m, n, k): (impl, message) for m, n, k, impl, message in rows}
+    return {((m, n, k), impl): (t, message) for m, n, k, impl, t, message in rows}
+
+
+def best_baselines(rows: dict[tuple[Config, str], tuple[float, str]]) -> dict[Config, tuple[str, str]]:
+    """(implementation, message) of the fastest of the seven baselines per config (grid_rows)."""
+    best: dict[Config, tuple[float, str, str]] = {}
+    for (config, impl), (t, message) in rows.items():
+        if impl in BASELINES and (config not in best or (t, impl) < best[config][:2]):
+            best[config] = (t, impl, message)
+    return {config: (impl, message) for config, (_, impl, message) in best.items()}
 
 
 def candidate(implementation: str, message: str) -> str:
@@ -72,7 +83,7 @@ def spread(configs: list[tuple[int, int, int]], count: int) -> list[tuple[int, i
 
 def main(measurements: str, run: str, count: str = "24") -> None:
     gpu = run_gpu(measurements, run)
-    best = best_baselines(measurements, run)
+    best = best_baselines(grid_rows(measurements, run))
     large = [c for c in best if c[2] >= 1024 and regime(Shape(*c), gpu) == "large"]
     print(f"# {gpu} grid {run}: {count} of its {len(large)} large configs with K >= 1024 (bound_configs.py)")
     for config in spread(large, int(count)):

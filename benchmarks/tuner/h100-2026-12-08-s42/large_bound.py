@@ -25,7 +25,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent), str(HERE.parents[1] / "harness" / "v3"), str(HERE)]
-from bound_configs import best_baselines, candidate  # noqa: E402
+from bound_configs import best_baselines, candidate, grid_rows  # noqa: E402
 from ncu_family_report import kernels  # noqa: E402
 from table import marker_groups  # noqa: E402
 
@@ -37,8 +37,6 @@ TIME = "gpu__time_duration.sum"
 CLOCK = "sm__cycles_elapsed.avg.per_second"
 # The ncu --metrics argument plan.sh's bound step passes (a file: the device reads it without Python).
 METRICS = (HERE / "bound_metrics.txt").read_text().strip()
-
-Config = tuple[int, int, int]
 
 
 def profiled_kernels(path: Path) -> list[tuple[str, dict]]:
@@ -87,21 +85,6 @@ def geomean(values: list[float]) -> float:
     return math.exp(sum(map(math.log, values)) / len(values))
 
 
-def grid_rows(measurements: str, run: str) -> dict[tuple[Config, str], float]:
-    import duckdb
-
-    rows = (
-        duckdb.connect()
-        .execute(
-            f"SELECT m, n, k, implementation, median FROM read_parquet('{measurements}') "
-            "WHERE metric = 'device_time' AND status = 'ok' AND NOT padded AND starts_with(run_id, ?)",
-            [run],
-        )
-        .fetchall()
-    )
-    return {((m, n, k), impl): t for m, n, k, impl, t in rows}
-
-
 def main(ncu_csv: str, order_json: str, measurements: str, run: str, busy_csv: str = "") -> None:
     order = json.loads(Path(order_json).read_text())
     groups = marker_groups(profiled_kernels(Path(ncu_csv)))
@@ -111,8 +94,9 @@ def main(ncu_csv: str, order_json: str, measurements: str, run: str, busy_csv: s
         ((g["m"], g["n"], g["k"]), g["implementation"]): call_figures(ks, g["calls"])
         for g, ks in zip(order, groups, strict=True)
     }
-    best = best_baselines(measurements, run)
-    grid = grid_rows(measurements, run)
+    rows = grid_rows(measurements, run)
+    best = best_baselines(rows)
+    grid = {key: t for key, (t, _) in rows.items()}
     print(
         "| config | best baseline (grid) | profiled | busy | MHz | ours: busy | MHz | ncu time ours / it "
         "| ours now (grid) | ceiling |"
