@@ -136,7 +136,7 @@ async def _overview_content(app, pilot) -> None:
 async def _configs_content(app, pilot) -> None:
     table = app.query_one("#configs-table")
     assert table.row_count == 2
-    shapes = {tuple(str(v) for v in table.get_row_at(i)[:3]) for i in range(2)}
+    shapes = {row[:3] for row in _rows(table)[:2]}
     assert shapes == {("256", "512", "1024"), ("1024", "1024", "1024")}
     assert _text(app, "#configs-info").startswith("2 of 2 configs")
 

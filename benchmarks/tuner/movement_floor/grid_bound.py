@@ -29,6 +29,7 @@ ceiling, the most any library could show on this grid by these measurements.
 
 from __future__ import annotations
 
+import argparse
 import csv
 import math
 import sys
@@ -91,13 +92,8 @@ def read_busy(path: str) -> dict[Config, float]:
         return {(int(r["m"]), int(r["n"]), int(r["k"])): float(r["busy"]) for r in csv.DictReader(f)}
 
 
-def main(measurements: str, run: str, *args: str) -> None:
-    floor_csvs = list(args)
-    busy = None
-    if "--busy" in floor_csvs:
-        at = floor_csvs.index("--busy")
-        busy = read_busy(floor_csvs[at + 1])
-        del floor_csvs[at : at + 2]
+def main(measurements: str, run: str, floor_csvs: list[str], busy_csv: str | None = None) -> None:
+    busy = read_busy(busy_csv) if busy_csv else None
     measured = grid(measurements, run)  # (best baseline, cuBLAS-nn, ours) per config
     gpu = run_gpu(measurements, run)
     floor_by_csv = [floors(Path(p)) for p in floor_csvs]
@@ -131,4 +127,10 @@ def main(measurements: str, run: str, *args: str) -> None:
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:])
+    parser = argparse.ArgumentParser(description="the grid's ceilings by the bounds measured so far")
+    parser.add_argument("measurements")
+    parser.add_argument("run", help="a run-id prefix")
+    parser.add_argument("floor_csvs", nargs="*", metavar="FLOOR_CSV")
+    parser.add_argument("--busy", help="m,n,k,busy: the best baselines' tensor-pipe shares (large_bound.py)")
+    args = parser.parse_intermixed_args()  # --busy before or after the floor CSVs
+    main(args.measurements, args.run, args.floor_csvs, args.busy)
