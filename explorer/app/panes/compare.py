@@ -71,7 +71,7 @@ class ComparePane(Vertical):
             yield Select(list(VIEWS.items()), value=PAIR, allow_blank=False, id="compare-view")
             yield Select([], prompt="left", id="compare-left")
             yield Select([], prompt="right", id="compare-right")
-        yield Static(  # plain text: set names and the reader's messages are not markup
+        yield Static(  # plain text: the reader's messages hold paths and commands, not markup
             "Pick two selections to compare their speedups over the best baseline.",
             id="compare-summary",
             markup=False,
